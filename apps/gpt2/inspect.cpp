@@ -1,0 +1,117 @@
+#include "apps/gpt2/inspect.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <torch/serialize.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "apps/gpt2/init_table.h"
+#include "gpt2/error.h"
+#include "gpt2/gpt.h"
+#include "gpt2/runtime.h"
+
+namespace gpt2::app {
+namespace {
+
+std::string thousands(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// Saves through a temporary file in the same folder, so a failed save
+// leaves an existing file whole.
+void save_model(const GPT& model, const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::filesystem::path tmp = target.string() + ".tmp";
+  try {
+    torch::save(model, tmp.string());
+    std::filesystem::rename(tmp, target);
+  } catch (const std::exception& e) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw Error(fmt::format("cannot save the model to '{}': {}", path, e.what()));
+  }
+}
+
+bool print_init_table(const GPTImpl& model, std::ostream& out) {
+  const GPTConfig& c = model.config;
+  fmt::print(out, "init      scheme {} (N = {}), std {}, wpe std {}, seed {}\n",
+             to_string(c.init().residual()), c.residual_count(), c.init().std(),
+             c.init().wpe_std(), c.init().seed() ? std::to_string(*c.init().seed()) : "none");
+  fmt::print(out, "  {:<20} {:>7} {:>12} {:>14} {:>14} {:>11} {:>9}  {}\n", "group", "tensors",
+             "elements", "expected", "measured std", "worst err", "tolerance", "");
+  bool ok = true;
+  for (const InitRow& row : init_table(model)) {
+    const std::string expected = row.expected_std > 0
+                                     ? fmt::format("N(0, {:.6f}²)", row.expected_std)
+                                     : fmt::format("= {}", row.expected_mean);
+    fmt::print(out, "  {:<20} {:>7} {:>12} {:>14} {:>14.7f} {:>11.2e} {:>9.2e}  {}\n", row.group,
+               row.tensors, thousands(row.elements), expected, row.measured_std, row.worst,
+               row.tolerance, row.ok ? "ok" : "FAIL");
+    ok = ok && row.ok;
+  }
+  return ok;
+}
+
+bool print_tie(const GPTImpl& model, std::ostream& out) {
+  const void* head = model.lm_head->weight.data_ptr();
+  const void* wte = model.transformer->wte->weight.data_ptr();
+  const bool tied = head == wte && model.lm_head->weight.is_same(model.transformer->wte->weight);
+  fmt::print(out, "tie       lm_head.weight         data_ptr {}\n", head);
+  fmt::print(out, "          transformer.wte.weight data_ptr {}  {}\n", wte,
+             tied ? "same tensor: ok" : "DIFFERENT: FAIL");
+  return tied;
+}
+
+}  // namespace
+
+int run_inspect(const InspectFlags& flags, std::ostream& out) {
+  const GPTConfig config = flags.model.config();
+  const auto start = std::chrono::steady_clock::now();
+  GPT model(config);
+  const double build_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  fmt::print(out, "config    {}\n", to_string(config));
+  const int64_t unique = model->num_parameters();
+  const int64_t tied = model->lm_head->weight.numel();
+  fmt::print(out, "params    {} unique ({} non-embedding); {} if the tie were broken\n",
+             thousands(unique), thousands(model->num_parameters(true)),
+             thousands(unique + tied));
+  const RuntimeInfo rt = runtime_info();
+  fmt::print(out, "runtime   BLAS {} ({}), {} threads; torch intra-op threads {}\n",
+             rt.blas_kind, rt.blas_library,
+             rt.blas_threads > 0 ? std::to_string(rt.blas_threads) : "?", rt.torch_threads);
+  fmt::print(out, "build     {:.2f} s to construct and initialize\n", build_s);
+  const bool init_ok = print_init_table(*model, out);
+  const bool tie_ok = print_tie(*model, out);
+  if (!flags.save_path.empty()) {
+    save_model(model, flags.save_path);
+    fmt::print(out, "saved     {} (torch::save; Python: torch.jit.load(path).state_dict())\n",
+               flags.save_path);
+  }
+  const bool ok = init_ok && tie_ok;
+  fmt::print(out, "result    {}\n", ok ? "all checks passed" : "SOME CHECKS FAILED");
+  return ok ? 0 : 1;
+}
+
+void add_inspect_command(CLI::App& app, int* rc) {
+  auto flags = std::make_shared<InspectFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Build a model; print config, parameter counts, BLAS, init table and tie check");
+  flags->model.add_to(*cmd);
+  cmd->add_option("--save", flags->save_path,
+                  "Write the model with torch::save to this path (replaced atomically)");
+  cmd->callback([flags, rc] { *rc = run_inspect(*flags, std::cout); });
+}
+
+}  // namespace gpt2::app

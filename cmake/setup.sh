@@ -1,0 +1,24 @@
+#!/bin/sh
+# Installs whatever of the build's Debian 12 packages is missing (as root, or
+# through sudo), then configures and builds into build/. A second run finds
+# everything installed and only rebuilds what changed.
+set -eu
+
+packages="cmake ninja-build g++ libtorch-dev libfmt-dev libgtest-dev libgmock-dev
+libcli11-dev libopenblas0-pthread"
+
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing$missing"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+fi
+
+cd "$(dirname "$0")/.."
+cmake --preset default >/dev/null
+cmake --build --preset default

@@ -1,0 +1,90 @@
+#pragma once
+/// GPTConfig: the hyper-parameters of a GPT-2 model and of its initialization,
+/// options-style (TORCH_ARG), with the four OpenAI presets by name.
+
+#include <torch/arg.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpt2 {
+
+/// How many residual additions the projection scale 1/sqrt(N) counts.
+enum class ResidualScale {
+  kTwoPerBlock,  ///< N = 2 * n_layer: attention and MLP each add once (GPT-2, nanoGPT).
+  kOnePerBlock,  ///< N = n_layer: a common misreading; writes are sqrt(2) too large.
+  kNone,         ///< no scaling: residual variance grows linearly with depth.
+};
+
+/// The initialization scheme (GPT-2 paper, section 2.3).
+struct InitOptions {
+  /// std of every Linear weight and of wte (= lm_head).
+  TORCH_ARG(double, std) = 0.02;
+  /// std of wpe: 0.02 in nanoGPT, 0.01 in OpenAI's TensorFlow code.
+  TORCH_ARG(double, wpe_std) = 0.02;
+  /// Which residual count scales the c_proj weights.
+  TORCH_ARG(ResidualScale, residual) = ResidualScale::kTwoPerBlock;
+  /// Seed for a private generator; unset draws from torch's default generator,
+  /// so torch::manual_seed governs it as in PyTorch.
+  TORCH_ARG(std::optional<uint64_t>, seed) = std::nullopt;
+};
+
+/// Which GELU the MLP uses.
+enum class Gelu {
+  kTanh,  ///< tanh approximation, as GPT-2 and Hugging Face.
+  kExact, ///< erf form, as nanoGPT's nn.GELU().
+};
+
+/// Hyper-parameters of a GPT model. Defaults are the `gpt2` (124M) preset.
+struct GPTConfig {
+  /// Longest sequence the model accepts; rows of wpe.
+  TORCH_ARG(int64_t, block_size) = 1024;
+  /// Number of token ids; rows of wte.
+  TORCH_ARG(int64_t, vocab_size) = 50257;
+  /// Number of transformer blocks.
+  TORCH_ARG(int64_t, n_layer) = 12;
+  /// Attention heads per block; must divide n_embd.
+  TORCH_ARG(int64_t, n_head) = 12;
+  /// Width of the residual stream.
+  TORCH_ARG(int64_t, n_embd) = 768;
+  /// Biases in Linear and LayerNorm (GPT-2: true).
+  TORCH_ARG(bool, bias) = true;
+  /// Dropout probability in [0, 1); 0 for inference and for GPT-2 fine-tuning.
+  TORCH_ARG(double, dropout) = 0.0;
+  /// GELU variant of the MLP.
+  TORCH_ARG(Gelu, gelu) = Gelu::kTanh;
+  /// Initialization scheme.
+  TORCH_ARG(InitOptions, init) = {};
+
+ public:
+  /// The preset called `name`: gpt2, gpt2-medium, gpt2-large or gpt2-xl.
+  /// Throws ConfigError naming the known presets otherwise.
+  static GPTConfig preset(const std::string& name);
+  /// Names accepted by preset(), smallest first.
+  static std::vector<std::string> preset_names();
+
+  /// Throws ConfigError if any field cannot describe a model.
+  void validate() const;
+
+  /// Parameters of the model this config builds, the tied matrix once.
+  /// Computed from the sizes alone, without allocating.
+  int64_t num_parameters(bool non_embedding = false) const;
+
+  /// std of the residual projections (c_proj weights) under the init scheme.
+  double residual_std() const;
+  /// The N in std / sqrt(N), or 1 when the scheme does not scale.
+  int64_t residual_count() const;
+};
+
+/// "tanh" / "exact".
+std::string to_string(Gelu gelu);
+/// "2n" / "n" / "none", the spelling the `gpt2` command takes.
+std::string to_string(ResidualScale scale);
+/// Inverse of to_string(ResidualScale); throws ConfigError on unknown names.
+ResidualScale residual_scale_from_string(const std::string& name);
+/// A one-line, Python-repr-like description of every field.
+std::string to_string(const GPTConfig& config);
+
+}  // namespace gpt2

@@ -1,0 +1,29 @@
+#pragma once
+/// Typed errors for bad input from users: configs, token ids, files, flags.
+/// Every message names the thing and the values. Internal invariants use
+/// TORCH_CHECK instead.
+
+#include <stdexcept>
+#include <string>
+
+namespace gpt2 {
+
+/// Base of every error this library throws for bad user input.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A GPTConfig (or preset name) that cannot describe a model.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A tensor handed to the model with the wrong shape, dtype or values.
+class InputError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace gpt2

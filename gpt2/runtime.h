@@ -1,0 +1,26 @@
+#pragma once
+/// What the process computes on: the BLAS library actually loaded and its
+/// threads, and torch's own thread pool. Speed on CPU is decided here
+/// (reference BLAS runs matmuls ~26x slower than OpenBLAS on this project's
+/// machines), so the apps print it.
+
+#include <string>
+
+namespace gpt2 {
+
+/// A snapshot of the compute runtime.
+struct RuntimeInfo {
+  /// Real path of the loaded BLAS shared library, or "unknown".
+  std::string blas_library;
+  /// "OpenBLAS", "reference", "MKL", "BLIS" or "unknown", from blas_library.
+  std::string blas_kind;
+  /// OpenBLAS's thread count, or -1 when the BLAS does not report one.
+  int blas_threads = -1;
+  /// at::get_num_threads(): torch's intra-op pool.
+  int torch_threads = 0;
+};
+
+/// Reads /proc/self/maps and asks the loaded libraries.
+RuntimeInfo runtime_info();
+
+}  // namespace gpt2

@@ -1,0 +1,109 @@
+#include "apps/gpt2/inspect.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "apps/gpt2/init_table.h"
+#include "gpt2/error.h"
+#include "gpt2/gpt.h"
+
+namespace gpt2::app {
+namespace {
+
+InspectFlags small_flags() {
+  InspectFlags flags;
+  flags.model.n_layer = 2;
+  flags.model.n_head = 4;
+  flags.model.n_embd = 256;
+  flags.model.vocab_size = 1000;
+  flags.model.block_size = 64;
+  return flags;
+}
+
+TEST(Inspect, ReportsCountsTieAndPassesOnAFreshModel) {
+  std::ostringstream out;
+  EXPECT_EQ(run_inspect(small_flags(), out), 0) << out.str();
+  const std::string report = out.str();
+  EXPECT_NE(report.find("same tensor: ok"), std::string::npos) << report;
+  EXPECT_NE(report.find("BLAS OpenBLAS"), std::string::npos) << report;
+  EXPECT_NE(report.find("scheme 2n (N = 4)"), std::string::npos) << report;
+  EXPECT_NE(report.find("all checks passed"), std::string::npos) << report;
+}
+
+TEST(Inspect, SaveWritesAFileTorchLoadReadsBack) {
+  auto flags = small_flags();
+  flags.save_path = (std::filesystem::temp_directory_path() / "gpt2_inspect_test.pt").string();
+  std::ostringstream out;
+  ASSERT_EQ(run_inspect(flags, out), 0) << out.str();
+  GPT loaded(flags.model.config().init(InitOptions().seed(99)));
+  torch::load(loaded, flags.save_path);
+  GPT fresh(flags.model.config());  // same seed as inspect's
+  EXPECT_TRUE(torch::equal(loaded->block(1)->mlp->c_proj->weight,
+                           fresh->block(1)->mlp->c_proj->weight));
+  EXPECT_FALSE(std::filesystem::exists(flags.save_path + ".tmp"));
+  std::filesystem::remove(flags.save_path);
+}
+
+TEST(Inspect, SaveToMissingFolderIsATypedErrorNamingThePath) {
+  auto flags = small_flags();
+  flags.save_path = "/nonexistent-folder/model.pt";
+  std::ostringstream out;
+  try {
+    run_inspect(flags, out);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-folder/model.pt"), std::string::npos);
+  }
+}
+
+TEST(InitTable, FlagsAWronglyScaledProjection) {
+  GPT model(small_flags().model.config());
+  {
+    torch::NoGradGuard no_grad;
+    model->block(1)->attn->c_proj->weight.mul_(std::sqrt(2.0));  // the N = n_layer mistake
+  }
+  bool found = false;
+  for (const InitRow& row : init_table(*model)) {
+    if (row.group == "attn.c_proj.weight") {
+      found = true;
+      EXPECT_FALSE(row.ok);
+      EXPECT_NEAR(row.worst, std::sqrt(2.0) - 1, 0.02);
+    } else {
+      EXPECT_TRUE(row.ok) << row.group;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(InitTable, FlagsANonZeroBias) {
+  GPT model(small_flags().model.config());
+  {
+    torch::NoGradGuard no_grad;
+    model->block(0)->mlp->c_fc->bias[3] = 1e-3;
+  }
+  for (const InitRow& row : init_table(*model)) {
+    if (row.group == "Linear biases") {
+      EXPECT_FALSE(row.ok);
+      EXPECT_FLOAT_EQ(row.worst, 1e-3);
+    }
+  }
+}
+
+TEST(ModelFlags, OverridesApplyAndBadCombinationsAreConfigErrors) {
+  ModelFlags flags;
+  flags.preset = "gpt2-medium";
+  flags.n_layer = 3;
+  flags.init_scheme = "n";
+  const GPTConfig c = flags.config();
+  EXPECT_EQ(c.n_layer(), 3);
+  EXPECT_EQ(c.n_embd(), 1024);
+  EXPECT_EQ(c.init().residual(), ResidualScale::kOnePerBlock);
+  flags.n_head = 7;
+  EXPECT_THROW(flags.config(), ConfigError);
+}
+
+}  // namespace
+}  // namespace gpt2::app
