@@ -1,7 +1,8 @@
 #include "gpt2/gpt.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "gpt2/error.h"
 #include "test_util.h"

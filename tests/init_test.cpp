@@ -4,7 +4,8 @@
 #include "gpt2/init.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cmath>
 #include <unordered_map>

@@ -1,7 +1,9 @@
 #include "apps/gpt2/inspect.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/serialize.h>
 
 #include <filesystem>
 #include <sstream>

@@ -1,7 +1,9 @@
 #include "gpt2/linear.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/nn/modules/normalization.h>
 
 #include <sstream>
 

@@ -1,7 +1,8 @@
 #include "gpt2/optim.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "test_util.h"
 

@@ -3,7 +3,9 @@
 // scaled by 1/sqrt(2L).
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
 #include <iostream>

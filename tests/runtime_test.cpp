@@ -1,7 +1,8 @@
 #include "gpt2/runtime.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 namespace gpt2 {
 namespace {

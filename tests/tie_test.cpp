@@ -2,7 +2,9 @@
 // construction, to(), clone(), save/load and backward.
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/serialize.h>
 
 #include <cstdio>
 #include <filesystem>
