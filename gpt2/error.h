@@ -26,4 +26,18 @@ class InputError : public Error {
   using Error::Error;
 };
 
+/// A file that cannot be written, read, or is not what it should be
+/// (checkpoint, export). The message names the path.
+class FileError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A checkpoint whose names, shapes, dtypes or config do not fit the model.
+/// Nothing was changed when it is thrown.
+class CheckpointError : public FileError {
+ public:
+  using FileError::FileError;
+};
+
 }  // namespace gpt2
