@@ -5,7 +5,7 @@
 set -eu
 
 packages="cmake ninja-build g++ libtorch-dev libfmt-dev libgtest-dev libgmock-dev
-libcli11-dev libopenblas0-pthread"
+libcli11-dev libopenblas0-pthread python3-torch"
 
 missing=""
 for p in $packages; do

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <torch/types.h>
 #include <torch/utils.h>
+#include <torch/csrc/jit/serialization/import.h>
 #include <torch/serialize.h>
 
 #include <filesystem>
 #include <sstream>
 
+#include "apps/gpt2/export_command.h"
 #include "apps/gpt2/init_table.h"
+#include "gpt2/checkpoint.h"
 #include "gpt2/error.h"
 #include "gpt2/gpt.h"
 
@@ -35,9 +38,12 @@ TEST(Inspect, ReportsCountsTieAndPassesOnAFreshModel) {
   EXPECT_NE(report.find("all checks passed"), std::string::npos) << report;
 }
 
-TEST(Inspect, SaveWritesAFileTorchLoadReadsBack) {
+TEST(Inspect, SaveWritesACheckpointThatTorchLoadAlsoReads) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gpt2_inspect_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
   auto flags = small_flags();
-  flags.save_path = (std::filesystem::temp_directory_path() / "gpt2_inspect_test.pt").string();
+  flags.save_path = (dir / "model.pt").string();
   std::ostringstream out;
   ASSERT_EQ(run_inspect(flags, out), 0) << out.str();
   GPT loaded(flags.model.config().init(InitOptions().seed(99)));
@@ -45,8 +51,11 @@ TEST(Inspect, SaveWritesAFileTorchLoadReadsBack) {
   GPT fresh(flags.model.config());  // same seed as inspect's
   EXPECT_TRUE(torch::equal(loaded->block(1)->mlp->c_proj->weight,
                            fresh->block(1)->mlp->c_proj->weight));
-  EXPECT_FALSE(std::filesystem::exists(flags.save_path + ".tmp"));
-  std::filesystem::remove(flags.save_path);
+  EXPECT_EQ(to_string(load_checkpoint(flags.save_path).model->config), to_string(fresh->config));
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) ++files, (void)entry;
+  EXPECT_EQ(files, 1) << "a temporary file was left behind";
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Inspect, SaveToMissingFolderIsATypedErrorNamingThePath) {
@@ -92,6 +101,32 @@ TEST(InitTable, FlagsANonZeroBias) {
       EXPECT_FLOAT_EQ(row.worst, 1e-3);
     }
   }
+}
+
+TEST(ExportCommand, ExportsACheckpointOrAFreshModel) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gpt2_export_command_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto inspect = small_flags();
+  inspect.save_path = (dir / "model.pt").string();
+  std::ostringstream ignored;
+  ASSERT_EQ(run_inspect(inspect, ignored), 0);
+
+  ExportFlags from_checkpoint;
+  from_checkpoint.checkpoint = inspect.save_path;
+  from_checkpoint.out = (dir / "a.ts").string();
+  ExportFlags fresh;
+  fresh.model = inspect.model;  // same flags and seed: the same tensors
+  fresh.out = (dir / "b.ts").string();
+  std::ostringstream out;
+  EXPECT_EQ(run_export(from_checkpoint, out), 0);
+  EXPECT_EQ(run_export(fresh, out), 0);
+  EXPECT_NE(out.str().find("exported  " + from_checkpoint.out), std::string::npos) << out.str();
+
+  auto a = torch::jit::load(from_checkpoint.out), b = torch::jit::load(fresh.out);
+  auto idx = torch::randint(1000, {1, 9});
+  EXPECT_TRUE(torch::equal(a.forward({idx}).toTensor(), b.forward({idx}).toTensor()));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ModelFlags, OverridesApplyAndBadCombinationsAreConfigErrors) {

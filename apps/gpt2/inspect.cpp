@@ -3,15 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <torch/serialize.h>
 
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "apps/gpt2/init_table.h"
-#include "gpt2/error.h"
+#include "gpt2/checkpoint.h"
 #include "gpt2/gpt.h"
 #include "gpt2/runtime.h"
 
@@ -25,21 +23,6 @@ std::string thousands(int64_t n) {
     out += digits[i];
   }
   return out;
-}
-
-// Saves through a temporary file in the same folder, so a failed save
-// leaves an existing file whole.
-void save_model(const GPT& model, const std::string& path) {
-  const std::filesystem::path target(path);
-  const std::filesystem::path tmp = target.string() + ".tmp";
-  try {
-    torch::save(model, tmp.string());
-    std::filesystem::rename(tmp, target);
-  } catch (const std::exception& e) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error(fmt::format("cannot save the model to '{}': {}", path, e.what()));
-  }
 }
 
 bool print_init_table(const GPTImpl& model, std::ostream& out) {
@@ -95,8 +78,8 @@ int run_inspect(const InspectFlags& flags, std::ostream& out) {
   const bool init_ok = print_init_table(*model, out);
   const bool tie_ok = print_tie(*model, out);
   if (!flags.save_path.empty()) {
-    save_model(model, flags.save_path);
-    fmt::print(out, "saved     {} (torch::save; Python: torch.jit.load(path).state_dict())\n",
+    save_checkpoint(flags.save_path, *model);
+    fmt::print(out, "saved     {} (checkpoint; Python: torch.jit.load(path).state_dict())\n",
                flags.save_path);
   }
   const bool ok = init_ok && tie_ok;
@@ -110,7 +93,7 @@ void add_inspect_command(CLI::App& app, int* rc) {
       "inspect", "Build a model; print config, parameter counts, BLAS, init table and tie check");
   flags->model.add_to(*cmd);
   cmd->add_option("--save", flags->save_path,
-                  "Write the model with torch::save to this path (replaced atomically)");
+                  "Write the model as a checkpoint to this path (replaced atomically)");
   cmd->callback([flags, rc] { *rc = run_inspect(*flags, std::cout); });
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpt2/config.h"
 
@@ -23,8 +24,9 @@ struct ModelFlags {
   std::string init_scheme = "2n";
   double wpe_std = 0.02;
 
-  /// Adds --preset, --n-layer, ..., --seed, --init-scheme, --wpe-std to `app`.
-  void add_to(CLI::App& app);
+  /// Adds --preset, --n-layer, ..., --seed, --init-scheme, --wpe-std to
+  /// `app`; returns them, so a command can make another flag exclude them.
+  std::vector<CLI::Option*> add_to(CLI::App& app);
   /// The preset with every given override; throws ConfigError if invalid.
   GPTConfig config() const;
 };

@@ -1,0 +1,43 @@
+#include "apps/gpt2/export_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "gpt2/checkpoint.h"
+#include "gpt2/export.h"
+
+namespace gpt2::app {
+
+int run_export(const ExportFlags& flags, std::ostream& out) {
+  GPT model = flags.checkpoint.empty() ? GPT(flags.model.config())
+                                       : load_checkpoint(flags.checkpoint).model;
+  model->eval();
+  export_torchscript(*model, flags.out);
+  fmt::print(out, "exported  {} ({} bytes) from {}\n", flags.out,
+             std::filesystem::file_size(flags.out),
+             flags.checkpoint.empty() ? to_string(model->config) : flags.checkpoint);
+  fmt::print(out, "run it    C++: torch::jit::load(path).forward({{idx}})   "
+                  "Python: torch.jit.load(path)(idx)   idx (B, T) int64, T <= {}\n",
+             model->config.block_size());
+  return 0;
+}
+
+void add_export_command(CLI::App& app, int* rc) {
+  auto flags = std::make_shared<ExportFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Write a model as a TorchScript program (forward(idx) -> logits)");
+  const auto model_options = flags->model.add_to(*cmd);
+  CLI::Option* checkpoint = cmd->add_option(
+      "--checkpoint", flags->checkpoint, "Export this checkpoint instead of a fresh model");
+  checkpoint->check(CLI::ExistingFile);
+  for (CLI::Option* option : model_options) checkpoint->excludes(option);
+  cmd->add_option("--out", flags->out, "Path of the TorchScript file to write")->required();
+  cmd->callback([flags, rc] { *rc = run_export(*flags, std::cout); });
+}
+
+}  // namespace gpt2::app
