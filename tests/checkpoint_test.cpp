@@ -19,22 +19,11 @@
 namespace gpt2 {
 namespace {
 
-namespace fs = std::filesystem;
-
 class Checkpoint : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gpt2_checkpoint_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    detail::atomic_write_fault = nullptr;
-    fs::remove_all(dir_);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  void TearDown() override { detail::atomic_write_fault = nullptr; }
+  std::string path(const std::string& name) const { return dir_ / name; }
+  testing::TempDir dir_;
 };
 
 std::map<std::string, torch::Tensor> snapshot(const GPTImpl& model) {
@@ -71,7 +60,7 @@ TEST_F(Checkpoint, RoundTripRestoresWeightsConfigStateAndTie) {
 TEST_F(Checkpoint, Gpt2CheckpointStoresTiedMatrixOnce) {
   GPT model(GPTConfig::preset("gpt2").init(InitOptions().seed(0)));
   save_checkpoint(path("gpt2.pt"), *model);
-  const auto size = static_cast<int64_t>(fs::file_size(path("gpt2.pt")));
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(path("gpt2.pt")));
   const int64_t payload = 4 * model->num_parameters();  // 497,759,232
   std::cout << "gpt2 checkpoint: " << size << " bytes, unique parameters x 4 = " << payload << "\n";
   EXPECT_GE(size, payload);
@@ -95,9 +84,7 @@ TEST_F(Checkpoint, FailedSaveLeavesOldFileWholeAndNoTemporary) {
       EXPECT_NE(std::string(e.what()).find("injected failure"), std::string::npos) << e.what();
     }
     detail::atomic_write_fault = nullptr;
-    int files = 0;
-    for (const auto& entry : fs::directory_iterator(dir_)) ++files, (void)entry;
-    EXPECT_EQ(files, 1) << "a temporary file was left behind";
+    EXPECT_EQ(dir_.entries(), 1) << "a temporary file was left behind";
     expect_same_tensors(*load_checkpoint(path("m.pt")).model, want);
   }
 }

@@ -5,7 +5,6 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
-#include <filesystem>
 
 #include "gpt2/error.h"
 #include "test_util.h"
@@ -13,21 +12,14 @@
 namespace gpt2 {
 namespace {
 
-namespace fs = std::filesystem;
-
-std::string temp_path(const std::string& name) {
-  return (fs::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
-}
-
 // Exports, loads back with plain torch::jit::load, and compares logits with
 // the eager model for several lengths, 1 and block_size included.
 void expect_export_matches_eager(const GPTConfig& config, const std::string& name) {
   GPT model(config);
   model->eval();
-  const auto file = temp_path(name);
-  export_torchscript(*model, file);
-  auto program = torch::jit::load(file);
-  fs::remove(file);
+  testing::TempDir dir;
+  export_torchscript(*model, dir / name);
+  auto program = torch::jit::load(dir / name);
   torch::NoGradGuard no_grad;
   for (int64_t t : {int64_t{1}, int64_t{2}, config.block_size() / 2 + 1, config.block_size()}) {
     auto idx = torch::randint(config.vocab_size(), {2, t});
@@ -68,9 +60,8 @@ TEST(Export, ModelIsUnchangedAndKeepsWorking) {
   GPT model(testing::tiny_config());
   std::vector<torch::Tensor> before;
   for (const auto& p : model->parameters()) before.push_back(p.clone());
-  const auto file = temp_path("unchanged.ts");
-  export_torchscript(*model, file);
-  fs::remove(file);
+  testing::TempDir dir;
+  export_torchscript(*model, dir / "unchanged.ts");
   auto after = model->parameters();
   for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i]));
   auto idx = torch::randint(96, {1, 5});

@@ -14,6 +14,7 @@
 #include "gpt2/checkpoint.h"
 #include "gpt2/error.h"
 #include "gpt2/gpt.h"
+#include "test_util.h"
 
 namespace gpt2::app {
 namespace {
@@ -39,11 +40,9 @@ TEST(Inspect, ReportsCountsTieAndPassesOnAFreshModel) {
 }
 
 TEST(Inspect, SaveWritesACheckpointThatTorchLoadAlsoReads) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("gpt2_inspect_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  testing::TempDir dir;
   auto flags = small_flags();
-  flags.save_path = (dir / "model.pt").string();
+  flags.save_path = dir / "model.pt";
   std::ostringstream out;
   ASSERT_EQ(run_inspect(flags, out), 0) << out.str();
   GPT loaded(flags.model.config().init(InitOptions().seed(99)));
@@ -52,10 +51,7 @@ TEST(Inspect, SaveWritesACheckpointThatTorchLoadAlsoReads) {
   EXPECT_TRUE(torch::equal(loaded->block(1)->mlp->c_proj->weight,
                            fresh->block(1)->mlp->c_proj->weight));
   EXPECT_EQ(to_string(load_checkpoint(flags.save_path).model->config), to_string(fresh->config));
-  int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) ++files, (void)entry;
-  EXPECT_EQ(files, 1) << "a temporary file was left behind";
-  std::filesystem::remove_all(dir);
+  EXPECT_EQ(dir.entries(), 1) << "a temporary file was left behind";
 }
 
 TEST(Inspect, SaveToMissingFolderIsATypedErrorNamingThePath) {
@@ -104,20 +100,18 @@ TEST(InitTable, FlagsANonZeroBias) {
 }
 
 TEST(ExportCommand, ExportsACheckpointOrAFreshModel) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("gpt2_export_command_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  testing::TempDir dir;
   auto inspect = small_flags();
-  inspect.save_path = (dir / "model.pt").string();
+  inspect.save_path = dir / "model.pt";
   std::ostringstream ignored;
   ASSERT_EQ(run_inspect(inspect, ignored), 0);
 
   ExportFlags from_checkpoint;
   from_checkpoint.checkpoint = inspect.save_path;
-  from_checkpoint.out = (dir / "a.ts").string();
+  from_checkpoint.out = dir / "a.ts";
   ExportFlags fresh;
   fresh.model = inspect.model;  // same flags and seed: the same tensors
-  fresh.out = (dir / "b.ts").string();
+  fresh.out = dir / "b.ts";
   std::ostringstream out;
   EXPECT_EQ(run_export(from_checkpoint, out), 0);
   EXPECT_EQ(run_export(fresh, out), 0);
@@ -126,7 +120,6 @@ TEST(ExportCommand, ExportsACheckpointOrAFreshModel) {
   auto a = torch::jit::load(from_checkpoint.out), b = torch::jit::load(fresh.out);
   auto idx = torch::randint(1000, {1, 9});
   EXPECT_TRUE(torch::equal(a.forward({idx}).toTensor(), b.forward({idx}).toTensor()));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ModelFlags, OverridesApplyAndBadCombinationsAreConfigErrors) {

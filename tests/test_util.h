@@ -1,6 +1,10 @@
 #pragma once
 // Helpers shared by the tests: tiny configs and the name oracle.
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -36,5 +40,36 @@ inline std::vector<std::string> nanogpt_names(int n_layer) {
 inline bool is_residual_projection(const std::string& name) {
   return name.find(".c_proj.weight") != std::string::npos;
 }
+
+/// A fresh folder named after the running test, removed with everything in
+/// it when the object goes.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            ("gpt2_" + std::string(test->test_suite_name()) + "_" + test->name() + "_" +
+             std::to_string(::getpid()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  /// `name` inside the folder.
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  /// How many entries the folder holds.
+  int entries() const {
+    int n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(path_)) n += entry.exists();
+    return n;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
 
 }  // namespace gpt2::testing

@@ -6,8 +6,6 @@
 #include <torch/utils.h>
 #include <torch/serialize.h>
 
-#include <cstdio>
-#include <filesystem>
 
 #include "gpt2/gpt.h"
 #include "test_util.h"
@@ -78,13 +76,13 @@ TEST(Tie, CloneToDeviceKeepsTie) {
 }
 
 TEST(Tie, LmHeadIsSameTensorAsWteAfterSaveAndLoad) {
-  const auto path = std::filesystem::temp_directory_path() / "gpt2_tie_test.pt";
+  testing::TempDir dir;
+  const std::string path = dir / "tied.pt";
   GPT saved(testing::tiny_config().init(InitOptions().seed(1)));
-  torch::save(saved, path.string());
+  torch::save(saved, path);
   GPT loaded(testing::tiny_config().init(InitOptions().seed(2)));
   ASSERT_FALSE(torch::equal(loaded->lm_head->weight, saved->lm_head->weight));
-  torch::load(loaded, path.string());
-  std::filesystem::remove(path);
+  torch::load(loaded, path);
   expect_tied(*loaded);
   auto want = saved->named_parameters();
   for (const auto& item : loaded->named_parameters()) {
