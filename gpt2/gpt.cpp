@@ -7,7 +7,6 @@
 #include <unordered_set>
 
 #include "gpt2/error.h"
-#include "gpt2/init.h"
 
 namespace gpt2 {
 namespace {
@@ -88,7 +87,11 @@ void GPTImpl::reset() {
   auto head = Linear(LinearOptions(config.n_embd(), config.vocab_size()).bias(false));
   transformer = register_module("transformer", Transformer(config, head->weight));
   lm_head = register_module("lm_head", head);
-  init_weights(*this, config, transformer->wpe.get());
+  reset_parameters();
+}
+
+std::vector<InitRecord> GPTImpl::reset_parameters() {
+  return init_weights(*this, config, transformer->wpe.get());
 }
 
 std::shared_ptr<torch::nn::Module> GPTImpl::clone(
@@ -101,8 +104,9 @@ std::shared_ptr<torch::nn::Module> GPTImpl::clone(
   auto target = copy->named_unique_parameters();
   for (const auto& item : source) {
     const torch::Tensor& from = item.value();
-    target[item.key()].set_data(device ? from.to(*device, /*non_blocking=*/false, /*copy=*/true)
-                                       : from.clone());
+    torch::Tensor& to = target[item.key()];
+    to.set_data(device ? from.to(*device, /*non_blocking=*/false, /*copy=*/true) : from.clone());
+    to.requires_grad_(from.requires_grad());
   }
   copy->train(is_training());
   return copy;
@@ -123,7 +127,10 @@ torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
 }
 
 GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {
-  if (targets.defined()) check_targets(targets, idx, config);
+  if (targets.defined()) {
+    check_token_ids(idx, config);  // before the targets, so idx's own problem is named
+    check_targets(targets, idx, config);
+  }
   auto logits = lm_head(hidden(idx));                    // (B, T, V)
   torch::Tensor loss;
   if (targets.defined()) {

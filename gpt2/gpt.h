@@ -12,12 +12,12 @@
 #include <torch/nn/pimpl.h>
 #include <torch/ordered_dict.h>
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpt2/block.h"
 #include "gpt2/config.h"
+#include "gpt2/init.h"
 #include "gpt2/layer_norm.h"
 #include "gpt2/linear.h"
 
@@ -61,8 +61,12 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// init_weights with config.init().
   explicit GPTImpl(const GPTConfig& config);
 
-  /// Builds the tied modules and initializes them.
+  /// Builds the tied modules and initializes them (reset_parameters).
   void reset() override;
+
+  /// Redraws every parameter by config.init(): init_weights over the whole
+  /// model, wpe as the position embedding. Returns what it wrote.
+  std::vector<InitRecord> reset_parameters();
 
   /// A deep copy on `device` (or this model's), tie kept: the copy's lm_head
   /// and wte share one tensor, separate from this model's.

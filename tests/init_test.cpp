@@ -71,7 +71,7 @@ TEST(Init, NoScalingSchemeGivesPlain0p02) {
 
 TEST(Init, EveryTensorIsWrittenExactlyOnceTiedMatrixWithEmbeddingStd) {
   GPT model(testing::tiny_config().init(InitOptions().std(0.03)));
-  auto records = init_weights(*model, model->config, model->transformer->wpe.get());
+  auto records = model->reset_parameters();
   std::unordered_map<const c10::TensorImpl*, int> writes;
   for (const auto& r : records) ++writes[r.tensor.unsafeGetTensorImpl()];
   const auto unique = model->unique_parameters();

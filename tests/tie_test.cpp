@@ -47,10 +47,13 @@ TEST(Tie, CloneIsTiedAndIndependent) {
   torch::manual_seed(8);
   GPT model(testing::tiny_config());
   model->eval();
+  model->transformer->wpe->weight.requires_grad_(false);  // frozen stays frozen
   auto copy = std::dynamic_pointer_cast<GPTImpl>(model->clone());
   ASSERT_TRUE(copy);
   expect_tied(*copy);
   EXPECT_FALSE(copy->is_training());
+  EXPECT_FALSE(copy->transformer->wpe->weight.requires_grad());
+  EXPECT_TRUE(copy->lm_head->weight.requires_grad());
   EXPECT_NE(copy->lm_head->weight.data_ptr(), model->lm_head->weight.data_ptr());
   auto src = model->named_parameters(), dst = copy->named_parameters();
   ASSERT_EQ(src.keys(), dst.keys());
