@@ -26,6 +26,11 @@ class Checkpoint : public ::testing::Test {
   testing::TempDir dir_;
 };
 
+std::string read_bytes(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 std::map<std::string, torch::Tensor> snapshot(const GPTImpl& model) {
   std::map<std::string, torch::Tensor> out;
   for (const auto& item : model.named_parameters()) out[item.key()] = item.value().clone();
@@ -71,6 +76,7 @@ TEST_F(Checkpoint, FailedSaveLeavesOldFileWholeAndNoTemporary) {
   GPT old_model(testing::tiny_config().init(InitOptions().seed(1)));
   save_checkpoint(path("m.pt"), *old_model);
   const auto want = snapshot(*old_model);
+  const std::string old_bytes = read_bytes(path("m.pt"));
   GPT new_model(testing::tiny_config().init(InitOptions().seed(2)));
   for (const char* failing_step : {"written", "synced"}) {
     detail::atomic_write_fault = [failing_step](std::string_view step) {
@@ -85,6 +91,7 @@ TEST_F(Checkpoint, FailedSaveLeavesOldFileWholeAndNoTemporary) {
     }
     detail::atomic_write_fault = nullptr;
     EXPECT_EQ(dir_.entries(), 1) << "a temporary file was left behind";
+    EXPECT_EQ(read_bytes(path("m.pt")), old_bytes) << "the old file changed";
     expect_same_tensors(*load_checkpoint(path("m.pt")).model, want);
   }
 }
@@ -124,8 +131,7 @@ TEST_F(Checkpoint, UnexpectedNamesAreListed) {
 
 TEST_F(Checkpoint, BrokenFilesGiveTypedErrorsNamingThePath) {
   save_checkpoint(path("good.pt"), *GPT(testing::tiny_config()));
-  std::ifstream in(path("good.pt"), std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_bytes(path("good.pt"));
   std::ofstream(path("empty.pt"));
   std::ofstream(path("truncated.pt"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   std::ofstream(path("text.pt")) << "not a zip file\n";
