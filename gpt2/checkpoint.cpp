@@ -37,8 +37,9 @@ void write_meta(torch::serialize::OutputArchive& meta, const GPTConfig& c,
   meta.write("init_std", c.init().std());
   meta.write("init_wpe_std", c.init().wpe_std());
   meta.write("init_residual", to_string(c.init().residual()));
-  // -1 for "no seed": seeds are stored as int64, their bits kept.
-  meta.write("init_seed", c.init().seed() ? static_cast<int64_t>(*c.init().seed()) : int64_t{-1});
+  // Seeds are uint64; stored as int64 with their bits kept.
+  meta.write("init_has_seed", c.init().seed().has_value());
+  meta.write("init_seed", static_cast<int64_t>(c.init().seed().value_or(0)));
   meta.write("step", state.step);
   if (state.rng_state.defined()) meta.write("rng_state", c10::IValue(state.rng_state));
   if (state.optimizer) {
@@ -78,12 +79,13 @@ Parsed parse(const std::string& path) {
       throw std::runtime_error(fmt::format("format version {}, this library reads {}", version,
                                            kFormatVersion));
     }
-    const int64_t seed = p.meta.attr("init_seed").toInt();
     InitOptions init;
     init.std(p.meta.attr("init_std").toDouble())
         .wpe_std(p.meta.attr("init_wpe_std").toDouble())
         .residual(residual_scale_from_string(p.meta.attr("init_residual").toStringRef()));
-    if (seed != -1) init.seed(static_cast<uint64_t>(seed));
+    if (p.meta.attr("init_has_seed").toBool()) {
+      init.seed(static_cast<uint64_t>(p.meta.attr("init_seed").toInt()));
+    }
     p.config.block_size(p.meta.attr("block_size").toInt())
         .vocab_size(p.meta.attr("vocab_size").toInt())
         .n_layer(p.meta.attr("n_layer").toInt())
@@ -91,7 +93,7 @@ Parsed parse(const std::string& path) {
         .n_embd(p.meta.attr("n_embd").toInt())
         .bias(p.meta.attr("bias").toBool())
         .dropout(p.meta.attr("dropout").toDouble())
-        .gelu(p.meta.attr("gelu").toStringRef() == "exact" ? Gelu::kExact : Gelu::kTanh)
+        .gelu(gelu_from_string(p.meta.attr("gelu").toStringRef()))
         .init(init);
     p.config.validate();
   } catch (const std::exception& e) {

@@ -101,6 +101,13 @@ std::string to_string(Gelu gelu) {
   return gelu == Gelu::kTanh ? "tanh" : "exact";
 }
 
+Gelu gelu_from_string(const std::string& name) {
+  for (auto g : {Gelu::kTanh, Gelu::kExact}) {
+    if (name == to_string(g)) return g;
+  }
+  throw ConfigError(fmt::format("unknown GELU variant '{}'; expected tanh or exact", name));
+}
+
 std::string to_string(ResidualScale scale) {
   switch (scale) {
     case ResidualScale::kTwoPerBlock: return "2n";

@@ -80,6 +80,8 @@ struct GPTConfig {
 
 /// "tanh" / "exact".
 std::string to_string(Gelu gelu);
+/// Inverse of to_string(Gelu); throws ConfigError on unknown names.
+Gelu gelu_from_string(const std::string& name);
 /// "2n" / "n" / "none", the spelling the `gpt2` command takes.
 std::string to_string(ResidualScale scale);
 /// Inverse of to_string(ResidualScale); throws ConfigError on unknown names.

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "gpt2/atomic_file.h"
 #include "gpt2/error.h"
@@ -40,6 +41,15 @@ std::map<std::string, torch::Tensor> snapshot(const GPTImpl& model) {
 void expect_same_tensors(const GPTImpl& model, const std::map<std::string, torch::Tensor>& want) {
   for (const auto& item : model.named_parameters()) {
     EXPECT_TRUE(torch::equal(item.value(), want.at(item.key()))) << item.key();
+  }
+}
+
+TEST_F(Checkpoint, ConfigRoundTripsEverySeedAndNone) {
+  for (const auto& init : {InitOptions(), InitOptions().seed(0),
+                           InitOptions().seed(std::numeric_limits<uint64_t>::max())}) {
+    const auto config = testing::tiny_config().init(init);
+    save_checkpoint(path("s.pt"), *GPT(config));
+    EXPECT_EQ(to_string(read_checkpoint_config(path("s.pt"))), to_string(config));
   }
 }
 

@@ -77,11 +77,13 @@ TEST(Config, ValidateNamesTheBadFieldAndValue) {
   expect_config_error(GPTConfig().init(InitOptions().wpe_std(0)), "wpe_std");
 }
 
-TEST(Config, ResidualScaleNamesRoundTrip) {
+TEST(Config, EnumNamesRoundTrip) {
   for (auto s : {ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock, ResidualScale::kNone}) {
     EXPECT_EQ(residual_scale_from_string(to_string(s)), s);
   }
   EXPECT_THROW(residual_scale_from_string("2L"), ConfigError);
+  for (auto g : {Gelu::kTanh, Gelu::kExact}) EXPECT_EQ(gelu_from_string(to_string(g)), g);
+  EXPECT_THROW(gelu_from_string("erf"), ConfigError);
 }
 
 }  // namespace

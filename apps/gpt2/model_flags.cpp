@@ -47,7 +47,7 @@ GPTConfig ModelFlags::config() const {
   if (block_size) c.block_size(*block_size);
   if (vocab_size) c.vocab_size(*vocab_size);
   if (dropout) c.dropout(*dropout);
-  c.gelu(gelu == "exact" ? Gelu::kExact : Gelu::kTanh);
+  c.gelu(gelu_from_string(gelu));
   c.bias(!no_bias);
   c.init(
       InitOptions().seed(seed).residual(residual_scale_from_string(init_scheme)).wpe_std(wpe_std));
