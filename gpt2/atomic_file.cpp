@@ -5,12 +5,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <vector>
 
 #include "gpt2/error.h"
 
@@ -34,6 +33,37 @@ void fsync_path(const std::string& path, int flags) {
   if (rc != 0) throw std::runtime_error(fmt::format("fsync {}: {}", path, std::strerror(err)));
 }
 
+// Creates a new, empty file beside `target` and returns its path. open()
+// applies the umask to mode 0666, as for any new file; an existing target's
+// permissions are carried over, so replacing a 0600 file keeps it 0600.
+std::string create_temporary(const std::filesystem::path& target) {
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path folder = target.parent_path();
+  if (folder.empty()) folder = ".";
+  struct stat existing {};
+  const bool replace = ::stat(target.c_str(), &existing) == 0;
+  for (int attempt = 0;; ++attempt) {
+    const std::string tmp =
+        (folder / fmt::format(".{}.tmp-{}-{}", target.filename().string(), ::getpid(), counter++))
+            .string();
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST && attempt < 100) continue;
+    if (fd < 0) {
+      throw FileError(fmt::format("cannot write '{}': cannot create a temporary file in '{}': {}",
+                                  target.string(), folder.string(), std::strerror(errno)));
+    }
+    const bool mode_ok = !replace || ::fchmod(fd, existing.st_mode & 07777) == 0;
+    const int err = errno;
+    ::close(fd);
+    if (!mode_ok) {
+      ::unlink(tmp.c_str());
+      throw FileError(fmt::format("cannot write '{}': cannot set the mode of '{}': {}",
+                                  target.string(), tmp, std::strerror(err)));
+    }
+    return tmp;
+  }
+}
+
 }  // namespace
 
 void write_atomically(const std::string& path,
@@ -41,20 +71,7 @@ void write_atomically(const std::string& path,
   const std::filesystem::path target(path);
   std::filesystem::path folder = target.parent_path();
   if (folder.empty()) folder = ".";
-  std::string pattern = (folder / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  std::vector<char> name(pattern.begin(), pattern.end());
-  name.push_back('\0');
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) {
-    throw FileError(fmt::format("cannot write '{}': cannot create a temporary file in '{}': {}",
-                                path, folder.string(), std::strerror(errno)));
-  }
-  // mkstemp makes the file 0600; give it the mode a plain create would.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  ::close(fd);
-  const std::string tmp(name.data());
+  const std::string tmp = create_temporary(target);
   try {
     write(tmp);
     step_done("written");

@@ -56,46 +56,61 @@ void write_meta(torch::serialize::OutputArchive& meta, const GPTConfig& c,
   }
 }
 
+// Everything read from a checkpoint file, checked for type.
 struct Parsed {
-  torch::jit::Module archive;
-  torch::jit::Module meta;
   GPTConfig config;
+  int64_t step = 0;
+  torch::Tensor rng_state;        // undefined when none was saved
+  torch::Tensor optimizer_state;  // uint8 archive bytes; undefined when none
+  std::map<std::string, torch::Tensor> tensors;  // by nanoGPT name
 };
 
 Parsed parse(const std::string& path) {
   Parsed p;
+  torch::jit::Module archive;
   try {
-    p.archive = torch::jit::load(path, torch::Device(torch::kCPU));
+    archive = torch::jit::load(path, torch::Device(torch::kCPU));
   } catch (const c10::Error& e) {
     throw FileError(fmt::format("cannot read checkpoint '{}': {}", path, e.what_without_backtrace()));
   } catch (const std::exception& e) {
     throw FileError(fmt::format("cannot read checkpoint '{}': {}", path, e.what()));
   }
   try {
-    if (!p.archive.hasattr("gpt2")) throw std::runtime_error("it has no gpt2 metadata");
-    p.meta = p.archive.attr("gpt2").toModule();
-    const int64_t version = p.meta.attr("format_version").toInt();
+    if (!archive.hasattr("gpt2")) throw std::runtime_error("it has no gpt2 metadata");
+    const torch::jit::Module meta = archive.attr("gpt2").toModule();
+    const int64_t version = meta.attr("format_version").toInt();
     if (version != kFormatVersion) {
       throw std::runtime_error(fmt::format("format version {}, this library reads {}", version,
                                            kFormatVersion));
     }
     InitOptions init;
-    init.std(p.meta.attr("init_std").toDouble())
-        .wpe_std(p.meta.attr("init_wpe_std").toDouble())
-        .residual(residual_scale_from_string(p.meta.attr("init_residual").toStringRef()));
-    if (p.meta.attr("init_has_seed").toBool()) {
-      init.seed(static_cast<uint64_t>(p.meta.attr("init_seed").toInt()));
+    init.std(meta.attr("init_std").toDouble())
+        .wpe_std(meta.attr("init_wpe_std").toDouble())
+        .residual(residual_scale_from_string(meta.attr("init_residual").toStringRef()));
+    if (meta.attr("init_has_seed").toBool()) {
+      init.seed(static_cast<uint64_t>(meta.attr("init_seed").toInt()));
     }
-    p.config.block_size(p.meta.attr("block_size").toInt())
-        .vocab_size(p.meta.attr("vocab_size").toInt())
-        .n_layer(p.meta.attr("n_layer").toInt())
-        .n_head(p.meta.attr("n_head").toInt())
-        .n_embd(p.meta.attr("n_embd").toInt())
-        .bias(p.meta.attr("bias").toBool())
-        .dropout(p.meta.attr("dropout").toDouble())
-        .gelu(gelu_from_string(p.meta.attr("gelu").toStringRef()))
+    p.config.block_size(meta.attr("block_size").toInt())
+        .vocab_size(meta.attr("vocab_size").toInt())
+        .n_layer(meta.attr("n_layer").toInt())
+        .n_head(meta.attr("n_head").toInt())
+        .n_embd(meta.attr("n_embd").toInt())
+        .bias(meta.attr("bias").toBool())
+        .dropout(meta.attr("dropout").toDouble())
+        .gelu(gelu_from_string(meta.attr("gelu").toStringRef()))
         .init(init);
     p.config.validate();
+    p.step = meta.attr("step").toInt();
+    if (meta.hasattr("rng_state")) p.rng_state = meta.attr("rng_state").toTensor();
+    if (meta.hasattr("optimizer_state")) {
+      p.optimizer_state = meta.attr("optimizer_state").toTensor();
+      if (p.optimizer_state.scalar_type() != torch::kUInt8 || p.optimizer_state.dim() != 1) {
+        throw std::runtime_error("its optimizer state is not a 1-D uint8 tensor");
+      }
+    }
+    for (const auto& item : archive.named_parameters(/*recurse=*/true)) {
+      p.tensors[item.name] = item.value;
+    }
   } catch (const std::exception& e) {
     const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
     throw FileError(fmt::format("'{}' is not a gpt2 checkpoint: {}", path,
@@ -122,8 +137,7 @@ std::vector<std::string> problems(const Parsed& p, const GPTImpl& model) {
   field("n_embd", to_string(f.n_embd()), to_string(m.n_embd()));
   field("bias", to_string(f.bias()), to_string(m.bias()));
   field("gelu", gpt2::to_string(f.gelu()), gpt2::to_string(m.gelu()));
-  std::map<std::string, torch::Tensor> stored;
-  for (const auto& item : p.archive.named_parameters(/*recurse=*/true)) stored[item.name] = item.value;
+  const auto& stored = p.tensors;
   const auto expected = model.named_parameters();
   for (const auto& item : expected) {
     auto found = stored.find(item.key());
@@ -156,11 +170,9 @@ void load_parsed(const Parsed& p, const std::string& path, GPTImpl& model) {
                                       found.size(), found.size() == 1 ? "" : "s",
                                       fmt::join(found, "\n  ")));
   }
-  std::map<std::string, torch::Tensor> stored;
-  for (const auto& item : p.archive.named_parameters(/*recurse=*/true)) stored[item.name] = item.value;
   torch::NoGradGuard no_grad;
   for (const auto& item : model.named_unique_parameters()) {
-    item.value().copy_(stored.at(item.key()));
+    item.value().copy_(p.tensors.at(item.key()));
   }
 }
 
@@ -186,27 +198,43 @@ void load_weights(const std::string& path, GPTImpl& model) {
 Checkpoint load_checkpoint(const std::string& path) {
   const Parsed p = parse(path);
   Checkpoint c;
-  c.model = GPT(p.config);
+  c.model = GPT(GPTImpl::uninitialized(p.config));
+  // The model takes the stored dtype (a float64 run saves float64).
+  auto wte = p.tensors.find("transformer.wte.weight");
+  if (wte != p.tensors.end()) c.model->to(wte->second.scalar_type());
   load_parsed(p, path, *c.model);
-  c.step = p.meta.attr("step").toInt();
-  if (p.meta.hasattr("rng_state")) c.rng_state = p.meta.attr("rng_state").toTensor();
-  c.has_optimizer_state = p.meta.hasattr("optimizer_state");
+  c.step = p.step;
+  c.rng_state = p.rng_state;
+  c.has_optimizer_state = p.optimizer_state.defined();
   return c;
 }
 
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
   const Parsed p = parse(path);
-  if (!p.meta.hasattr("optimizer_state")) {
+  if (!p.optimizer_state.defined()) {
     throw CheckpointError(fmt::format("checkpoint '{}' holds no optimizer state", path));
   }
-  const torch::Tensor bytes = p.meta.attr("optimizer_state").toTensor();
-  std::istringstream stream(std::string(static_cast<const char*>(bytes.data_ptr()),
-                                        static_cast<size_t>(bytes.numel())));
-  torch::serialize::InputArchive archive;
-  try {
+  auto as_input = [](const std::string& bytes) {
+    std::istringstream stream(bytes);
+    torch::serialize::InputArchive archive;
     archive.load_from(stream);
+    return archive;
+  };
+  // Optimizer::load fills state group by group; keep a copy to put back if
+  // a later group does not fit.
+  std::ostringstream backup;
+  {
+    torch::serialize::OutputArchive archive;
+    optimizer.save(archive);
+    archive.save_to(backup);
+  }
+  try {
+    auto archive = as_input(std::string(static_cast<const char*>(p.optimizer_state.data_ptr()),
+                                        static_cast<size_t>(p.optimizer_state.numel())));
     optimizer.load(archive);
   } catch (const c10::Error& e) {
+    auto archive = as_input(backup.str());
+    optimizer.load(archive);
     throw CheckpointError(fmt::format("cannot restore the optimizer from '{}': {}", path,
                                       e.what_without_backtrace()));
   }

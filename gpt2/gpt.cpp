@@ -64,12 +64,14 @@ void check_token_ids(const torch::Tensor& idx, const GPTConfig& config) {
 
 TransformerImpl::TransformerImpl(const GPTConfig& config, const torch::Tensor& tied_weight) {
   // EmbeddingImpl registers options._weight as its own `weight` parameter:
-  // this is the re-registration that makes wte.weight and lm_head.weight one tensor.
+  // this is the re-registration that makes wte.weight and lm_head.weight one
+  // tensor. wpe gets an unwritten tensor the same way; init_weights fills both.
   wte = register_module(
       "wte", torch::nn::Embedding(torch::nn::EmbeddingOptions(config.vocab_size(), config.n_embd())
                                       ._weight(tied_weight)));
   wpe = register_module(
-      "wpe", torch::nn::Embedding(config.block_size(), config.n_embd()));
+      "wpe", torch::nn::Embedding(torch::nn::EmbeddingOptions(config.block_size(), config.n_embd())
+                                      ._weight(torch::empty({config.block_size(), config.n_embd()}))));
   drop = register_module("drop", torch::nn::Dropout(config.dropout()));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.n_layer(); ++i) h->push_back(Block(config));
@@ -81,13 +83,27 @@ GPTImpl::GPTImpl(const GPTConfig& config_) : config(config_) {
   reset();
 }
 
+GPTImpl::GPTImpl(const GPTConfig& config_, Unwritten) : config(config_) {
+  config.validate();
+  build();
+}
+
+std::shared_ptr<GPTImpl> GPTImpl::uninitialized(const GPTConfig& config) {
+  return std::shared_ptr<GPTImpl>(new GPTImpl(config, Unwritten{}));
+}
+
 void GPTImpl::reset() {
+  build();
+  reset_parameters();
+}
+
+void GPTImpl::build() {
+  DeferInit unwritten;  // init_weights (or the caller) writes every tensor once
   // The head is built first so wte can be built around its weight, but it is
   // registered last, so names come in nanoGPT's order (transformer.*, lm_head).
   auto head = Linear(LinearOptions(config.n_embd(), config.vocab_size()).bias(false));
   transformer = register_module("transformer", Transformer(config, head->weight));
   lm_head = register_module("lm_head", head);
-  reset_parameters();
 }
 
 std::vector<InitRecord> GPTImpl::reset_parameters() {
@@ -99,7 +115,7 @@ std::shared_ptr<torch::nn::Module> GPTImpl::clone(
   torch::NoGradGuard no_grad;
   // A fresh model is tied by construction; copy every tensor once into it.
   // (Cloneable's member-wise clone would give wte and lm_head separate copies.)
-  auto copy = std::make_shared<GPTImpl>(config);
+  auto copy = uninitialized(config);
   auto source = named_unique_parameters();
   auto target = copy->named_unique_parameters();
   for (const auto& item : source) {

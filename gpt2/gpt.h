@@ -58,8 +58,12 @@ struct GPTOutput {
 class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  public:
   /// Validates the config (ConfigError), builds the modules and runs
-  /// init_weights with config.init().
+  /// init_weights with config.init(): every tensor is written once.
   explicit GPTImpl(const GPTConfig& config);
+
+  /// A model whose tensors are allocated but not written, for callers that
+  /// overwrite every tensor right away (clone, checkpoint load, importers).
+  static std::shared_ptr<GPTImpl> uninitialized(const GPTConfig& config);
 
   /// Builds the tied modules and initializes them (reset_parameters).
   void reset() override;
@@ -107,6 +111,9 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   Linear lm_head{nullptr};
 
  private:
+  struct Unwritten {};
+  GPTImpl(const GPTConfig& config, Unwritten);
+  void build();
   torch::Tensor hidden(const torch::Tensor& idx);
 };
 TORCH_MODULE(GPT);

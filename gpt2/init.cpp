@@ -12,6 +12,8 @@
 namespace gpt2 {
 namespace {
 
+thread_local bool defer_init = false;
+
 // Writes each tensor at most once and records what it wrote.
 class Initializer {
  public:
@@ -78,5 +80,9 @@ std::vector<InitRecord> init_weights(torch::nn::Module& root, const GPTConfig& c
   root.apply([&initializer](torch::nn::Module& module) { initializer(module); });
   return std::move(initializer.records);
 }
+
+DeferInit::DeferInit() : previous_(defer_init) { defer_init = true; }
+DeferInit::~DeferInit() { defer_init = previous_; }
+bool DeferInit::active() { return defer_init; }
 
 }  // namespace gpt2

@@ -39,4 +39,23 @@ struct InitRecord {
 std::vector<InitRecord> init_weights(torch::nn::Module& root, const GPTConfig& config,
                                      const torch::nn::Module* position_embedding);
 
+/// While alive, gpt2::Linear and gpt2::LayerNorm built on this thread only
+/// allocate their tensors and leave them unwritten. For a caller that writes
+/// every tensor right after, as GPT does (init_weights, or a copy in clone
+/// and checkpoint load): each tensor is then written once, and building a
+/// seeded model leaves torch's default generator untouched. Scopes nest.
+class DeferInit {
+ public:
+  DeferInit();
+  ~DeferInit();
+  DeferInit(const DeferInit&) = delete;
+  DeferInit& operator=(const DeferInit&) = delete;
+
+  /// Whether a DeferInit is alive on this thread.
+  static bool active();
+
+ private:
+  bool previous_;
+};
+
 }  // namespace gpt2

@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include "gpt2/init.h"
+
 namespace gpt2 {
 
 LayerNormImpl::LayerNormImpl(const LayerNormOptions& options_) : options(options_) {
@@ -15,7 +17,7 @@ void LayerNormImpl::reset() {
   } else {
     bias = torch::Tensor();
   }
-  reset_parameters();
+  if (!DeferInit::active()) reset_parameters();
 }
 
 void LayerNormImpl::reset_parameters() {

@@ -25,7 +25,8 @@ class LayerNormImpl : public torch::nn::Cloneable<LayerNormImpl> {
  public:
   explicit LayerNormImpl(const LayerNormOptions& options);
 
-  /// Registers weight (ndim) and, if enabled, bias (ndim).
+  /// Registers weight (ndim) and, if enabled, bias (ndim), and fills them
+  /// with reset_parameters() unless a DeferInit is active.
   void reset() override;
   /// weight 1, bias 0.
   void reset_parameters();

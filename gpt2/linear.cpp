@@ -4,6 +4,8 @@
 
 #include <ostream>
 
+#include "gpt2/init.h"
+
 namespace gpt2 {
 
 LinearImpl::LinearImpl(const LinearOptions& options_) : options(options_) {
@@ -18,7 +20,7 @@ void LinearImpl::reset() {
   } else {
     bias = torch::Tensor();
   }
-  reset_parameters();
+  if (!DeferInit::active()) reset_parameters();
 }
 
 void LinearImpl::reset_parameters() {

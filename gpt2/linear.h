@@ -32,7 +32,8 @@ class LinearImpl : public torch::nn::Cloneable<LinearImpl> {
       : LinearImpl(LinearOptions(in_features, out_features)) {}
   explicit LinearImpl(const LinearOptions& options);
 
-  /// Registers weight (out, in) and, if enabled, bias (out).
+  /// Registers weight (out, in) and, if enabled, bias (out), and fills
+  /// them with reset_parameters() unless a DeferInit is active.
   void reset() override;
   /// GPT-2's base init: weight ~ N(0, 0.02^2), bias 0. The residual scale
   /// needs the model's depth, so init_weights() applies it, not this.

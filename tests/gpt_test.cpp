@@ -115,8 +115,10 @@ TEST(GPT, BadInputGetsTypedErrorsWithValues) {
   expect_input_error(model, ok, "target 96 at position (0, 3)", targets);
 }
 
-TEST(GPT, BadConfigThrowsBeforeAllocating) {
-  EXPECT_THROW(GPT(GPTConfig().n_embd(10).n_head(3)), ConfigError);
+// Built unchecked, vocab_size -1 would make torch::empty throw c10::Error.
+TEST(GPT, BadConfigThrowsConfigErrorBeforeBuilding) {
+  EXPECT_THROW(GPT(testing::tiny_config().vocab_size(-1)), ConfigError);
+  EXPECT_THROW(GPT(testing::tiny_config().n_embd(30).n_head(4)), ConfigError);
 }
 
 TEST(GPT, BlockAccessorIsTyped) {

@@ -66,6 +66,17 @@ TEST(Inspect, SaveToMissingFolderIsATypedErrorNamingThePath) {
   }
 }
 
+TEST(Inspect, ReportExitsOneWhenACheckFails) {
+  GPT model(small_flags().model.config());
+  {
+    torch::NoGradGuard no_grad;
+    model->block(0)->mlp->c_proj->weight.mul_(2.0);
+  }
+  std::ostringstream out;
+  EXPECT_EQ(report(*model, out), 1);
+  EXPECT_NE(out.str().find("SOME CHECKS FAILED"), std::string::npos) << out.str();
+}
+
 TEST(InitTable, FlagsAWronglyScaledProjection) {
   GPT model(small_flags().model.config());
   {

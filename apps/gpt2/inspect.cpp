@@ -57,34 +57,36 @@ bool print_tie(const GPTImpl& model, std::ostream& out) {
 
 }  // namespace
 
+int report(const GPTImpl& model, std::ostream& out) {
+  fmt::print(out, "config    {}\n", to_string(model.config));
+  const int64_t unique = model.num_parameters();
+  const int64_t tied = model.lm_head->weight.numel();
+  fmt::print(out, "params    {} unique ({} non-embedding); {} if the tie were broken\n",
+             thousands(unique), thousands(model.num_parameters(true)), thousands(unique + tied));
+  const RuntimeInfo rt = runtime_info();
+  fmt::print(out, "runtime   BLAS {} ({}), {} threads; torch intra-op threads {}\n", rt.blas_kind,
+             rt.blas_library, rt.blas_threads > 0 ? std::to_string(rt.blas_threads) : "?",
+             rt.torch_threads);
+  const bool init_ok = print_init_table(model, out);
+  const bool tie_ok = print_tie(model, out);
+  const bool ok = init_ok && tie_ok;
+  fmt::print(out, "result    {}\n", ok ? "all checks passed" : "SOME CHECKS FAILED");
+  return ok ? 0 : 1;
+}
+
 int run_inspect(const InspectFlags& flags, std::ostream& out) {
   const GPTConfig config = flags.model.config();
   const auto start = std::chrono::steady_clock::now();
   GPT model(config);
   const double build_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  fmt::print(out, "config    {}\n", to_string(config));
-  const int64_t unique = model->num_parameters();
-  const int64_t tied = model->lm_head->weight.numel();
-  fmt::print(out, "params    {} unique ({} non-embedding); {} if the tie were broken\n",
-             thousands(unique), thousands(model->num_parameters(true)),
-             thousands(unique + tied));
-  const RuntimeInfo rt = runtime_info();
-  fmt::print(out, "runtime   BLAS {} ({}), {} threads; torch intra-op threads {}\n",
-             rt.blas_kind, rt.blas_library,
-             rt.blas_threads > 0 ? std::to_string(rt.blas_threads) : "?", rt.torch_threads);
   fmt::print(out, "build     {:.2f} s to construct and initialize\n", build_s);
-  const bool init_ok = print_init_table(*model, out);
-  const bool tie_ok = print_tie(*model, out);
   if (!flags.save_path.empty()) {
     save_checkpoint(flags.save_path, *model);
     fmt::print(out, "saved     {} (checkpoint; Python: torch.jit.load(path).state_dict())\n",
                flags.save_path);
   }
-  const bool ok = init_ok && tie_ok;
-  fmt::print(out, "result    {}\n", ok ? "all checks passed" : "SOME CHECKS FAILED");
-  return ok ? 0 : 1;
+  return report(*model, out);
 }
 
 void add_inspect_command(CLI::App& app, int* rc) {

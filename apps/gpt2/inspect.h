@@ -8,6 +8,7 @@
 #include <string>
 
 #include "apps/gpt2/model_flags.h"
+#include "gpt2/gpt.h"
 
 namespace gpt2::app {
 
@@ -17,8 +18,12 @@ struct InspectFlags {
   std::string save_path;
 };
 
-/// Builds the model `flags` describe, prints the report to `out` and saves
-/// it if asked. Returns 0 when every check passed, 1 otherwise.
+/// Prints `model`'s config, counts, runtime, init table and tie check to
+/// `out`. Returns 0 when every check passed, 1 otherwise.
+int report(const GPTImpl& model, std::ostream& out);
+
+/// Builds the model `flags` describe, saves it if asked, and prints its
+/// report. Returns report()'s code.
 int run_inspect(const InspectFlags& flags, std::ostream& out);
 
 /// Registers `inspect` on `app`; its callback stores the exit code in `*rc`.
