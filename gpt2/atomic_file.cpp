@@ -36,10 +36,9 @@ void fsync_path(const std::string& path, int flags) {
 // Creates a new, empty file beside `target` and returns its path. open()
 // applies the umask to mode 0666, as for any new file; an existing target's
 // permissions are carried over, so replacing a 0600 file keeps it 0600.
-std::string create_temporary(const std::filesystem::path& target) {
+std::string create_temporary(const std::filesystem::path& target,
+                             const std::filesystem::path& folder) {
   static std::atomic<unsigned> counter{0};
-  std::filesystem::path folder = target.parent_path();
-  if (folder.empty()) folder = ".";
   struct stat existing {};
   const bool replace = ::stat(target.c_str(), &existing) == 0;
   for (int attempt = 0;; ++attempt) {
@@ -71,7 +70,7 @@ void write_atomically(const std::string& path,
   const std::filesystem::path target(path);
   std::filesystem::path folder = target.parent_path();
   if (folder.empty()) folder = ".";
-  const std::string tmp = create_temporary(target);
+  const std::string tmp = create_temporary(target, folder);
   try {
     write(tmp);
     step_done("written");

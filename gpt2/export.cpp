@@ -96,6 +96,7 @@ Module to_torchscript(const GPTImpl& model) {
   const GPTConfig& c = model.config;
   auto cu = std::make_shared<CompilationUnit>();
   Module h("__torch__.gpt2.Blocks", cu, true);
+  const std::string block_forward = block_source(c);  // the same for every block
   for (int64_t i = 0; i < c.n_layer(); ++i) {
     const BlockImpl& src = *model.block(i);
     Module block("__torch__.gpt2.Block", cu, true);
@@ -109,7 +110,7 @@ Module to_torchscript(const GPTImpl& model) {
     mlp.register_module("c_fc", linear(cu, *src.mlp->c_fc));
     mlp.register_module("c_proj", linear(cu, *src.mlp->c_proj));
     block.register_module("mlp", mlp);
-    block.define(block_source(c));
+    block.define(block_forward);
     h.register_module(std::to_string(i), block);
   }
   h.define(blocks_source(c.n_layer()));

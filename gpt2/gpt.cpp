@@ -130,6 +130,10 @@ std::shared_ptr<torch::nn::Module> GPTImpl::clone(
 
 torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
   check_token_ids(idx, config);
+  return embed_checked(idx);
+}
+
+torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx) {
   auto pos = torch::arange(idx.size(1), idx.options());  // (T)
   auto tok_emb = transformer->wte(idx);                  // (B, T, C)
   auto pos_emb = transformer->wpe(pos);                  // (T, C)
@@ -137,16 +141,14 @@ torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
 }
 
 torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
-  auto x = embed(idx);                                   // (B, T, C)
+  auto x = embed_checked(idx);                           // (B, T, C)
   for (const auto& block : *transformer->h) x = block->as<BlockImpl>()->forward(x);
   return transformer->ln_f(x);                           // (B, T, C)
 }
 
 GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {
-  if (targets.defined()) {
-    check_token_ids(idx, config);  // before the targets, so idx's own problem is named
-    check_targets(targets, idx, config);
-  }
+  check_token_ids(idx, config);  // before the targets, so idx's own problem is named
+  if (targets.defined()) check_targets(targets, idx, config);
   auto logits = lm_head(hidden(idx));                    // (B, T, V)
   torch::Tensor loss;
   if (targets.defined()) {
@@ -158,6 +160,7 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
 }
 
 torch::Tensor GPTImpl::forward_last(const torch::Tensor& idx) {
+  check_token_ids(idx, config);
   auto x = hidden(idx);                                  // (B, T, C)
   return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
 }

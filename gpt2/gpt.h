@@ -114,6 +114,8 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   struct Unwritten {};
   GPTImpl(const GPTConfig& config, Unwritten);
   void build();
+  // embed / forward without checking idx, for callers that already did.
+  torch::Tensor embed_checked(const torch::Tensor& idx);
   torch::Tensor hidden(const torch::Tensor& idx);
 };
 TORCH_MODULE(GPT);

@@ -24,7 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Checkpoint : public ::testing::Test {
+// Named apart from gpt2::Checkpoint, the struct load_checkpoint returns.
+class CheckpointFile : public ::testing::Test {
  protected:
   void TearDown() override { detail::atomic_write_fault = nullptr; }
   std::string path(const std::string& name) const { return dir_ / name; }
@@ -48,7 +49,7 @@ void expect_same_tensors(const GPTImpl& model, const std::map<std::string, torch
   }
 }
 
-TEST_F(Checkpoint, ConfigRoundTripsEverySeedAndNone) {
+TEST_F(CheckpointFile, ConfigRoundTripsEverySeedAndNone) {
   for (const auto& init : {InitOptions(), InitOptions().seed(0),
                            InitOptions().seed(std::numeric_limits<uint64_t>::max())}) {
     const auto config = testing::tiny_config().init(init);
@@ -57,7 +58,7 @@ TEST_F(Checkpoint, ConfigRoundTripsEverySeedAndNone) {
   }
 }
 
-TEST_F(Checkpoint, Float64CheckpointLoadsAsFloat64AndLeavesGeneratorAlone) {
+TEST_F(CheckpointFile, Float64CheckpointLoadsAsFloat64AndLeavesGeneratorAlone) {
   GPT model(testing::tiny_config().init(InitOptions().seed(8)));
   model->to(torch::kFloat64);
   save_checkpoint(path("f64.pt"), *model);
@@ -71,7 +72,7 @@ TEST_F(Checkpoint, Float64CheckpointLoadsAsFloat64AndLeavesGeneratorAlone) {
   EXPECT_EQ(loaded.model->lm_head->weight.data_ptr(), loaded.model->transformer->wte->weight.data_ptr());
 }
 
-TEST_F(Checkpoint, SavedFilesGetTheUmaskModeAndKeepAReplacedFilesMode) {
+TEST_F(CheckpointFile, SavedFilesGetTheUmaskModeAndKeepAReplacedFilesMode) {
   const mode_t mask = ::umask(022);  // this test's own umask, restored below
   save_checkpoint(path("new.pt"), *GPT(testing::tiny_config()));
   EXPECT_EQ(fs::status(path("new.pt")).permissions(),
@@ -84,7 +85,7 @@ TEST_F(Checkpoint, SavedFilesGetTheUmaskModeAndKeepAReplacedFilesMode) {
   ::umask(mask);
 }
 
-TEST_F(Checkpoint, RoundTripRestoresWeightsConfigStateAndTie) {
+TEST_F(CheckpointFile, RoundTripRestoresWeightsConfigStateAndTie) {
   const auto config = testing::tiny_config().gelu(Gelu::kExact).init(InitOptions().seed(5).wpe_std(0.01));
   GPT model(config);
   TrainingState state;
@@ -103,7 +104,7 @@ TEST_F(Checkpoint, RoundTripRestoresWeightsConfigStateAndTie) {
 
 // 4 bytes per unique float32 parameter plus the zip's records and code: the
 // tied matrix stored twice would add 4 x 38,597,376 bytes.
-TEST_F(Checkpoint, Gpt2CheckpointStoresTiedMatrixOnce) {
+TEST_F(CheckpointFile, Gpt2CheckpointStoresTiedMatrixOnce) {
   GPT model(GPTConfig::preset("gpt2").init(InitOptions().seed(0)));
   save_checkpoint(path("gpt2.pt"), *model);
   const auto size = static_cast<int64_t>(std::filesystem::file_size(path("gpt2.pt")));
@@ -113,7 +114,7 @@ TEST_F(Checkpoint, Gpt2CheckpointStoresTiedMatrixOnce) {
   EXPECT_LT(size, payload + (1 << 20));
 }
 
-TEST_F(Checkpoint, FailedSaveLeavesOldFileWholeAndNoTemporary) {
+TEST_F(CheckpointFile, FailedSaveLeavesOldFileWholeAndNoTemporary) {
   GPT old_model(testing::tiny_config().init(InitOptions().seed(1)));
   save_checkpoint(path("m.pt"), *old_model);
   const auto want = snapshot(*old_model);
@@ -146,7 +147,7 @@ std::string error_of(const std::function<void()>& f) {
   return "no FileError";
 }
 
-TEST_F(Checkpoint, LoadChecksEverythingFirstAndListsEveryProblem) {
+TEST_F(CheckpointFile, LoadChecksEverythingFirstAndListsEveryProblem) {
   save_checkpoint(path("two.pt"), *GPT(testing::tiny_config()));
   GPT three(testing::tiny_config().n_layer(3).vocab_size(100));
   three->to(torch::kFloat64);
@@ -163,14 +164,14 @@ TEST_F(Checkpoint, LoadChecksEverythingFirstAndListsEveryProblem) {
   EXPECT_EQ(three->lm_head->weight.data_ptr(), three->transformer->wte->weight.data_ptr());
 }
 
-TEST_F(Checkpoint, UnexpectedNamesAreListed) {
+TEST_F(CheckpointFile, UnexpectedNamesAreListed) {
   save_checkpoint(path("three.pt"), *GPT(testing::tiny_config().n_layer(3)));
   GPT two(testing::tiny_config());
   const std::string what = error_of([&] { load_weights(path("three.pt"), *two); });
   EXPECT_NE(what.find("unexpected transformer.h.2.mlp.c_fc.weight"), std::string::npos) << what;
 }
 
-TEST_F(Checkpoint, BrokenFilesGiveTypedErrorsNamingThePath) {
+TEST_F(CheckpointFile, BrokenFilesGiveTypedErrorsNamingThePath) {
   save_checkpoint(path("good.pt"), *GPT(testing::tiny_config()));
   const std::string bytes = read_bytes(path("good.pt"));
   std::ofstream(path("empty.pt"));
@@ -197,7 +198,7 @@ TEST_F(Checkpoint, BrokenFilesGiveTypedErrorsNamingThePath) {
   expect_same_tensors(*model, before);
 }
 
-TEST_F(Checkpoint, OptimizerStateRoundTrips) {
+TEST_F(CheckpointFile, OptimizerStateRoundTrips) {
   torch::manual_seed(12);
   GPT model(testing::tiny_config());
   const auto options = torch::optim::AdamWOptions(1e-2).weight_decay(0.1);
@@ -232,7 +233,7 @@ TEST_F(Checkpoint, OptimizerStateRoundTrips) {
 // Without biases the decay group matches (so LibTorch loads it) and the
 // no-decay group does not (so it throws): a half-restored optimizer unless
 // the load puts the old state back.
-TEST_F(Checkpoint, MismatchedOptimizerStateLeavesOptimizerAsItWas) {
+TEST_F(CheckpointFile, MismatchedOptimizerStateLeavesOptimizerAsItWas) {
   torch::manual_seed(13);
   const auto options = torch::optim::AdamWOptions(1e-2);
   GPT small(testing::tiny_config().bias(false));

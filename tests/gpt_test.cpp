@@ -113,6 +113,8 @@ TEST(GPT, BadInputGetsTypedErrorsWithValues) {
   auto targets = torch::zeros({2, 9}, torch::kLong);
   targets[0][3] = 96;
   expect_input_error(model, ok, "target 96 at position (0, 3)", targets);
+  EXPECT_THROW(model->forward_last(torch::zeros({1, 17}, torch::kLong)), InputError);
+  EXPECT_THROW(model->embed(torch::full({1, 3}, 96, torch::kLong)), InputError);
 }
 
 // Built unchecked, vocab_size -1 would make torch::empty throw c10::Error.

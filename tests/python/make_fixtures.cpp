@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   auto tokens = torch::randint(config.vocab_size(), {2, 11});
   torch::NoGradGuard no_grad;
   auto logits = model(tokens).logits;
-  c10::impl::GenericDict expected(c10::StringType::get(), c10::TensorType::get());
+  c10::Dict<std::string, torch::Tensor> expected;
   expected.insert("tokens", tokens);
   expected.insert("logits", logits);
   const std::vector<char> bytes = torch::pickle_save(expected);
