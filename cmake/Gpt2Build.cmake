@@ -16,5 +16,46 @@ endfunction()
 # library's precompiled header, which GCC only accepts with the same setting.
 function(gpt2_reuse_pch target)
   target_compile_options(${target} PRIVATE -fPIC)
-  target_precompile_headers(${target} REUSE_FROM gpt2)
+  target_precompile_headers(${target} REUSE_FROM gpt2_model)
+endfunction()
+
+# One library target per layer of gpt2/: gpt2_<name>, alias and export name
+# gpt2::<name>, headers installed under include/gpt2/<name>/.
+#   gpt2_add_layer(<name> SOURCES ... HEADERS ... [PUBLIC ...] [PRIVATE ...]
+#                  [MAY_INCLUDE <layer> ...])
+# MAY_INCLUDE lists the other layers whose headers this one's files may
+# include; any other `#include "gpt2/<folder>/..."` or `"apps/..."` fails the
+# configure step, so the arrows between layers are checked by the build.
+function(gpt2_add_layer name)
+  cmake_parse_arguments(L "" "" "SOURCES;HEADERS;PUBLIC;PRIVATE;MAY_INCLUDE" ${ARGN})
+  set(target gpt2_${name})
+  add_library(${target} ${L_SOURCES})
+  add_library(gpt2::${name} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON)
+  target_compile_features(${target} PUBLIC cxx_std_17)
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_link_libraries(${target} PUBLIC ${L_PUBLIC} PRIVATE ${L_PRIVATE})
+  gpt2_use_warnings(${target})
+  install(FILES ${L_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpt2/${name})
+  install(TARGETS ${target} EXPORT gpt2Targets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  foreach(header IN LISTS L_HEADERS)
+    set_property(GLOBAL APPEND PROPERTY GPT2_PUBLIC_HEADERS gpt2/${header})
+  endforeach()
+
+  set(allowed ${name} ${L_MAY_INCLUDE})
+  foreach(file IN LISTS L_SOURCES L_HEADERS)
+    file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/${file} includes REGEX "^#include \"(gpt2|apps)/")
+    foreach(line IN LISTS includes)
+      string(REGEX MATCH "\"(gpt2|apps)/([^/\"]+)" path "${line}")
+      set(folder ${CMAKE_MATCH_2})
+      if(CMAKE_MATCH_1 STREQUAL "apps" OR (NOT folder STREQUAL "error.h" AND NOT folder IN_LIST allowed))
+        message(FATAL_ERROR "gpt2/${name}/${file}: ${line}\n"
+          "gpt2/${name} may include gpt2/error.h and gpt2/{${allowed}} only")
+      endif()
+    endforeach()
+  endforeach()
 endfunction()

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gpt2/config.h"
+#include "gpt2/model/config.h"
 
 namespace gpt2::testing {
 

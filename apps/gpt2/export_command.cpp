@@ -8,8 +8,8 @@
 #include <iostream>
 #include <memory>
 
-#include "gpt2/checkpoint.h"
-#include "gpt2/export.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/io/export.h"
 
 namespace gpt2::app {
 

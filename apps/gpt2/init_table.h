@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gpt2/gpt.h"
+#include "gpt2/model/gpt.h"
 
 namespace gpt2::app {
 

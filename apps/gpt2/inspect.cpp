@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "apps/gpt2/init_table.h"
-#include "gpt2/checkpoint.h"
-#include "gpt2/gpt.h"
-#include "gpt2/runtime.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/model/gpt.h"
+#include "apps/gpt2/runtime.h"
 
 namespace gpt2::app {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "apps/gpt2/model_flags.h"
-#include "gpt2/gpt.h"
+#include "gpt2/model/gpt.h"
 
 namespace gpt2::app {
 

@@ -1,33 +1,33 @@
 #pragma once
-// Flags that choose a model: a preset, overrides of its sizes, and the init
-// scheme. Shared by every subcommand that builds a model.
+// Flags that choose a model: a preset, and an override flag for every field
+// of GPTConfig's field table (--n-layer, --gelu, --no-bias, --seed, ...).
+// Shared by every subcommand that builds a model.
 
 #include <CLI/App.hpp>
 
-#include <cstdint>
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "gpt2/config.h"
+#include "gpt2/model/config.h"
 
 namespace gpt2::app {
 
 /// Values of the model flags, filled by CLI11.
 struct ModelFlags {
+  /// The preset the overrides apply to.
   std::string preset = "gpt2";
-  std::optional<int64_t> n_layer, n_head, n_embd, block_size, vocab_size;
-  std::optional<double> dropout;
-  std::string gelu = "tanh";
-  bool no_bias = false;
-  uint64_t seed = 1337;
-  std::string init_scheme = "2n";
-  double wpe_std = 0.02;
+  /// Field overrides in the order given: (ConfigField::key, text).
+  std::vector<std::pair<std::string, std::string>> overrides;
 
-  /// Adds --preset, --n-layer, ..., --seed, --init-scheme, --wpe-std to
-  /// `app`; returns them, so a command can make another flag exclude them.
+  /// Adds --preset and one flag per config field to `app`; returns them, so
+  /// a command can make another flag exclude them. `app` must not outlive
+  /// this object.
   std::vector<CLI::Option*> add_to(CLI::App& app);
-  /// The preset with every given override; throws ConfigError if invalid.
+  /// Records an override as a flag would (`set("n_layer", "3")`).
+  ModelFlags& set(const std::string& key, const std::string& text);
+  /// The preset, init seed 1337, then every override; throws ConfigError
+  /// naming the flag if a value or the result is invalid.
   GPTConfig config() const;
 };
 

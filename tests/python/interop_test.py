@@ -27,33 +27,47 @@ def nanogpt_names(n_layer):
     return names + ["transformer.ln_f.weight", "transformer.ln_f.bias", "lm_head.weight"]
 
 
+# The checkpoint's GELU names (the library's one spelling) and the
+# `approximate` argument torch's gelu takes for each.
+TORCH_GELU = {"tanh": "tanh", "exact": "none"}
+
+
 def gpt2_forward(sd, idx, n_layer, n_head, gelu):
-    """GPT-2 logits from a state dict: idx (B, T) -> (B, T, vocab)."""
+    """GPT-2 logits from a state dict: idx (B, T) -> (B, T, vocab).
+
+    gelu is the checkpoint's name ("tanh" or "exact"); biases missing from
+    the state dict (a no-bias model) are left out."""
+    sd = dict(sd)
+    approximate = TORCH_GELU[gelu]
     B, T = idx.shape
     x = sd["transformer.wte.weight"][idx] + sd["transformer.wpe.weight"][:T]
     C = x.shape[-1]
     mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
     for i in range(n_layer):
-        p = lambda name: sd[f"transformer.h.{i}.{name}"]
+        p = lambda name: sd.get(f"transformer.h.{i}.{name}")
         h = F.layer_norm(x, (C,), p("ln_1.weight"), p("ln_1.bias"), 1e-5)
-        q, k, v = (h @ p("attn.c_attn.weight").T + p("attn.c_attn.bias")).split(C, dim=2)
+        q, k, v = F.linear(h, p("attn.c_attn.weight"), p("attn.c_attn.bias")).split(C, dim=2)
         q, k, v = (t.view(B, T, n_head, C // n_head).transpose(1, 2) for t in (q, k, v))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(C // n_head)
         att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
         y = (att @ v).transpose(1, 2).reshape(B, T, C)
-        x = x + y @ p("attn.c_proj.weight").T + p("attn.c_proj.bias")
+        x = x + F.linear(y, p("attn.c_proj.weight"), p("attn.c_proj.bias"))
         h = F.layer_norm(x, (C,), p("ln_2.weight"), p("ln_2.bias"), 1e-5)
-        h = F.gelu(h @ p("mlp.c_fc.weight").T + p("mlp.c_fc.bias"), approximate=gelu)
-        x = x + h @ p("mlp.c_proj.weight").T + p("mlp.c_proj.bias")
-    x = F.layer_norm(x, (C,), sd["transformer.ln_f.weight"], sd["transformer.ln_f.bias"], 1e-5)
+        h = F.gelu(F.linear(h, p("mlp.c_fc.weight"), p("mlp.c_fc.bias")), approximate=approximate)
+        x = x + F.linear(h, p("mlp.c_proj.weight"), p("mlp.c_proj.bias"))
+    x = F.layer_norm(x, (C,), sd["transformer.ln_f.weight"], sd.get("transformer.ln_f.bias"), 1e-5)
     return x @ sd["lm_head.weight"].T
 
 
 class Interop(unittest.TestCase):
+    """The 12-layer gpt2-shaped fixtures: tanh GELU, biases."""
+    FOLDER = "gpt2"
+
     @classmethod
     def setUpClass(cls):
-        cls.checkpoint = torch.jit.load(os.path.join(FIXTURES, "checkpoint.pt"))
-        cls.expected = torch.load(os.path.join(FIXTURES, "expected.pt"))
+        cls.dir = os.path.join(FIXTURES, cls.FOLDER)
+        cls.checkpoint = torch.jit.load(os.path.join(cls.dir, "checkpoint.pt"))
+        cls.expected = torch.load(os.path.join(cls.dir, "expected.pt"))
 
     def test_checkpoint_state_dict_has_nanogpt_names_and_one_tied_tensor(self):
         sd = self.checkpoint.state_dict()
@@ -77,7 +91,7 @@ class Interop(unittest.TestCase):
         self.assertLess(diff, 1e-5)
 
     def test_exported_program_runs_and_matches_cpp_logits(self):
-        program = torch.jit.load(os.path.join(FIXTURES, "program.ts"))
+        program = torch.jit.load(os.path.join(self.dir, "program.ts"))
         sd = program.state_dict()
         self.assertEqual(sd["lm_head.weight"].data_ptr(), sd["transformer.wte.weight"].data_ptr())
         with torch.no_grad():
@@ -85,6 +99,21 @@ class Interop(unittest.TestCase):
         diff = (logits - self.expected["logits"]).abs().max().item()
         print(f"\nexported program vs C++: max abs diff {diff:.3g}")
         self.assertLess(diff, 1e-5)
+
+
+class InteropExactGeluNoBias(Interop):
+    """3 layers, erf GELU, no biases: the forward's other branches."""
+    FOLDER = "exact_nobias"
+
+    def test_checkpoint_state_dict_has_nanogpt_names_and_one_tied_tensor(self):
+        sd = self.checkpoint.state_dict()
+        self.assertEqual(list(sd.keys()),
+                         [n for n in nanogpt_names(3) if not n.endswith(".bias")])
+        self.assertEqual(sd["lm_head.weight"].data_ptr(), sd["transformer.wte.weight"].data_ptr())
+
+    def test_checkpoint_config_is_readable(self):
+        meta = self.checkpoint.gpt2
+        self.assertEqual((meta.n_layer, meta.gelu, meta.bias), (3, "exact", False))
 
 
 if __name__ == "__main__":

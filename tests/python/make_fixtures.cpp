@@ -1,5 +1,6 @@
-// Writes the files the Python interop test reads, into the folder given as
-// the first argument:
+// Writes the files the Python interop test reads, into two subfolders of the
+// folder given as the first argument: gpt2/ (GPT-2's tanh GELU and biases)
+// and exact_nobias/ (3 layers, erf GELU, no biases), each with
 //   checkpoint.pt  a 12-layer gpt2 checkpoint (narrow: n_embd 64)
 //   program.ts     the same model exported as TorchScript
 //   expected.pt    {tokens (2, 11) int64, logits (2, 11, vocab)} from the
@@ -12,21 +13,15 @@
 #include <fstream>
 #include <iostream>
 
-#include "gpt2/checkpoint.h"
-#include "gpt2/export.h"
-#include "gpt2/gpt.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/io/export.h"
+#include "gpt2/model/gpt.h"
 
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: make_fixtures FOLDER\n";
-    return 2;
-  }
-  const std::filesystem::path dir(argv[1]);
+namespace {
+
+// One fixture set in `dir`: checkpoint.pt, program.ts and expected.pt.
+void write_fixtures(const std::filesystem::path& dir, const gpt2::GPTConfig& config) {
   std::filesystem::create_directories(dir);
-  // Real vocabulary and depth so the names and the tie are gpt2's; narrow
-  // width and short context to keep the files small.
-  const auto config = gpt2::GPTConfig::preset("gpt2").n_embd(64).n_head(4).block_size(32).init(
-      gpt2::InitOptions().seed(2024));
   gpt2::GPT model(config);
   model->eval();
   gpt2::save_checkpoint((dir / "checkpoint.pt").string(), *model);
@@ -41,6 +36,24 @@ int main(int argc, char** argv) {
   expected.insert("logits", logits);
   const std::vector<char> bytes = torch::pickle_save(expected);
   std::ofstream((dir / "expected.pt").string(), std::ios::binary).write(bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: make_fixtures FOLDER\n";
+    return 2;
+  }
+  const std::filesystem::path dir(argv[1]);
+  // Real vocabulary and depth so the names and the tie are gpt2's; narrow
+  // width and short context to keep the files small.
+  const auto config = gpt2::GPTConfig::preset("gpt2").n_embd(64).n_head(4).block_size(32).init(
+      gpt2::InitOptions().seed(2024));
+  write_fixtures(dir / "gpt2", config);
+  // The other branches of the forward: erf GELU, no biases.
+  write_fixtures(dir / "exact_nobias",
+                 gpt2::GPTConfig(config).n_layer(3).gelu(gpt2::Gelu::kExact).bias(false));
   std::cout << "fixtures written to " << dir.string() << "\n";
   return 0;
 }

@@ -1,0 +1,11 @@
+#pragma once
+/// The common case in one include: the model and its config, checkpoints,
+/// TorchScript export and nanoGPT's optimizer groups. Finer-grained headers
+/// live in gpt2/model/, gpt2/io/ and gpt2/train/.
+
+#include "gpt2/error.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/io/export.h"
+#include "gpt2/model/config.h"
+#include "gpt2/model/gpt.h"
+#include "gpt2/train/optim.h"

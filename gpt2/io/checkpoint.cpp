@@ -1,0 +1,232 @@
+#include "gpt2/io/checkpoint.h"
+
+#include <fmt/format.h>
+#include <torch/csrc/jit/serialization/import.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <cstring>
+#include <optional>
+#include <type_traits>
+#include <sstream>
+#include <vector>
+
+#include "gpt2/io/atomic_file.h"
+#include "gpt2/io/state_dict.h"
+#include "gpt2/error.h"
+
+namespace gpt2 {
+namespace {
+
+// Bump when the layout of the "gpt2" metadata changes.
+constexpr int64_t kFormatVersion = 1;
+
+// Config fields as metadata attributes, one per field of the table
+// (for_each_field): int64, bool, double, enums by name, an optional seed as
+// a presence flag plus its uint64 bits in an int64.
+void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, int64_t v) {
+  meta.write(f.key, v);
+}
+void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, bool v) {
+  meta.write(f.key, v);
+}
+void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, double v) {
+  meta.write(f.key, v);
+}
+template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
+void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, Enum v) {
+  meta.write(f.key, to_string(v));
+}
+void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f,
+                 const std::optional<uint64_t>& v) {
+  meta.write(f.presence_key, v.has_value());
+  meta.write(f.key, static_cast<int64_t>(v.value_or(0)));
+}
+
+// Reads one attribute, naming the field when its type is wrong.
+c10::IValue attribute(const torch::jit::Module& meta, const char* key, const char* type,
+                      bool (c10::IValue::*is)() const) {
+  if (!meta.hasattr(key)) throw std::runtime_error(fmt::format("it has no {} field", key));
+  c10::IValue v = meta.attr(key);
+  if (!(v.*is)()) {
+    throw std::runtime_error(fmt::format("its {} field is a {}, expected {}", key,
+                                         v.tagKind(), type));
+  }
+  return v;
+}
+void read_field(const torch::jit::Module& meta, const ConfigField& f, int64_t& v) {
+  v = attribute(meta, f.key, "int", &c10::IValue::isInt).toInt();
+}
+void read_field(const torch::jit::Module& meta, const ConfigField& f, bool& v) {
+  v = attribute(meta, f.key, "bool", &c10::IValue::isBool).toBool();
+}
+void read_field(const torch::jit::Module& meta, const ConfigField& f, double& v) {
+  v = attribute(meta, f.key, "float", &c10::IValue::isDouble).toDouble();
+}
+void read_field(const torch::jit::Module& meta, const ConfigField& f, Gelu& v) {
+  v = gelu_from_string(attribute(meta, f.key, "string", &c10::IValue::isString).toStringRef());
+}
+void read_field(const torch::jit::Module& meta, const ConfigField& f, ResidualScale& v) {
+  v = residual_scale_from_string(
+      attribute(meta, f.key, "string", &c10::IValue::isString).toStringRef());
+}
+void read_field(const torch::jit::Module& meta, const ConfigField& f, std::optional<uint64_t>& v) {
+  v.reset();
+  if (attribute(meta, f.presence_key, "bool", &c10::IValue::isBool).toBool()) {
+    v = static_cast<uint64_t>(attribute(meta, f.key, "int", &c10::IValue::isInt).toInt());
+  }
+}
+
+void write_meta(torch::serialize::OutputArchive& meta, const GPTConfig& c,
+                const TrainingState& state) {
+  meta.write("format_version", kFormatVersion);
+  for_each_field(c, [&meta](const ConfigField& f, const auto& v) { write_field(meta, f, v); });
+  meta.write("step", state.step);
+  if (state.rng_state.defined()) meta.write("rng_state", c10::IValue(state.rng_state));
+  if (state.optimizer) {
+    // Stored as bytes in an attribute, not as parameters, so that the
+    // archive's state_dict() holds the model's names only.
+    torch::serialize::OutputArchive archive;
+    state.optimizer->save(archive);
+    std::ostringstream bytes;
+    archive.save_to(bytes);
+    const std::string data = bytes.str();
+    auto tensor = torch::empty({static_cast<int64_t>(data.size())}, torch::kUInt8);
+    std::memcpy(tensor.data_ptr(), data.data(), data.size());
+    meta.write("optimizer_state", c10::IValue(tensor));
+  }
+}
+
+// Everything read from a checkpoint file, checked for type.
+struct Parsed {
+  GPTConfig config;
+  int64_t step = 0;
+  torch::Tensor rng_state;        // undefined when none was saved
+  torch::Tensor optimizer_state;  // uint8 archive bytes; undefined when none
+  StateDict tensors;  // by nanoGPT name
+};
+
+Parsed parse(const std::string& path) {
+  Parsed p;
+  torch::jit::Module archive;
+  try {
+    archive = torch::jit::load(path, torch::Device(torch::kCPU));
+  } catch (const c10::Error& e) {
+    throw FileError(fmt::format("cannot read checkpoint '{}': {}", path, e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    throw FileError(fmt::format("cannot read checkpoint '{}': {}", path, e.what()));
+  }
+  try {
+    if (!archive.hasattr("gpt2")) throw std::runtime_error("it has no gpt2 metadata");
+    const torch::jit::Module meta = archive.attr("gpt2").toModule();
+    const int64_t version = meta.attr("format_version").toInt();
+    if (version != kFormatVersion) {
+      throw std::runtime_error(fmt::format("format version {}, this library reads {}", version,
+                                           kFormatVersion));
+    }
+    for_each_field(p.config,
+                   [&meta](const ConfigField& f, auto& v) { read_field(meta, f, v); });
+    p.config.validate();
+    p.step = meta.attr("step").toInt();
+    if (meta.hasattr("rng_state")) p.rng_state = meta.attr("rng_state").toTensor();
+    if (meta.hasattr("optimizer_state")) {
+      p.optimizer_state = meta.attr("optimizer_state").toTensor();
+      if (p.optimizer_state.scalar_type() != torch::kUInt8 || p.optimizer_state.dim() != 1) {
+        throw std::runtime_error("its optimizer state is not a 1-D uint8 tensor");
+      }
+    }
+    for (const auto& item : archive.named_parameters(/*recurse=*/true)) {
+      p.tensors[item.name] = item.value;
+    }
+  } catch (const std::exception& e) {
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    throw FileError(fmt::format("'{}' is not a gpt2 checkpoint: {}", path,
+                                c10_error ? c10_error->what_without_backtrace() : e.what()));
+  }
+  return p;
+}
+
+// Config fields whose difference makes the file's weights unusable in `model`.
+std::vector<std::string> config_problems(const GPTConfig& file, const GPTConfig& model) {
+  std::vector<std::string> out;
+  const auto ours = field_texts(model);
+  const auto theirs = field_texts(file);
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const auto& [field, value] = ours[i];
+    if (field.architecture && theirs[i].second != value) {
+      out.push_back(fmt::format("config {} differs: checkpoint {}, model {}", field.key,
+                                theirs[i].second, value));
+    }
+  }
+  return out;
+}
+
+void load_parsed(const Parsed& p, const std::string& path, GPTImpl& model) {
+  load_state_dict(p.tensors, model, path, config_problems(p.config, model.config));
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const GPTImpl& model, const TrainingState& state) {
+  write_atomically(path, [&](const std::string& tmp) {
+    torch::serialize::OutputArchive archive;
+    model.save(archive);
+    torch::serialize::OutputArchive meta;
+    write_meta(meta, model.config, state);
+    archive.write("gpt2", meta);
+    archive.save_to(tmp);
+  });
+}
+
+GPTConfig read_checkpoint_config(const std::string& path) { return parse(path).config; }
+
+void load_weights(const std::string& path, GPTImpl& model) {
+  load_parsed(parse(path), path, model);
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  const Parsed p = parse(path);
+  Checkpoint c;
+  c.model = GPT(GPTImpl::uninitialized(p.config));
+  // The model takes the stored dtype (a float64 run saves float64).
+  auto wte = p.tensors.find("transformer.wte.weight");
+  if (wte != p.tensors.end()) c.model->to(wte->second.scalar_type());
+  load_parsed(p, path, *c.model);
+  c.step = p.step;
+  c.rng_state = p.rng_state;
+  c.has_optimizer_state = p.optimizer_state.defined();
+  return c;
+}
+
+void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
+  const Parsed p = parse(path);
+  if (!p.optimizer_state.defined()) {
+    throw CheckpointError(fmt::format("checkpoint '{}' holds no optimizer state", path));
+  }
+  auto as_input = [](const std::string& bytes) {
+    std::istringstream stream(bytes);
+    torch::serialize::InputArchive archive;
+    archive.load_from(stream);
+    return archive;
+  };
+  // Optimizer::load fills state group by group; keep a copy to put back if
+  // a later group does not fit.
+  std::ostringstream backup;
+  {
+    torch::serialize::OutputArchive archive;
+    optimizer.save(archive);
+    archive.save_to(backup);
+  }
+  try {
+    auto archive = as_input(std::string(static_cast<const char*>(p.optimizer_state.data_ptr()),
+                                        static_cast<size_t>(p.optimizer_state.numel())));
+    optimizer.load(archive);
+  } catch (const c10::Error& e) {
+    auto archive = as_input(backup.str());
+    optimizer.load(archive);
+    throw CheckpointError(fmt::format("cannot restore the optimizer from '{}': {}", path,
+                                      e.what_without_backtrace()));
+  }
+}
+
+}  // namespace gpt2

@@ -1,0 +1,66 @@
+#pragma once
+/// Checkpoints: a TorchScript zip archive (torch::serialize::OutputArchive)
+/// with the parameters under nanoGPT's names, the tied matrix stored once,
+/// the full config, and training state. Python reads the weights with
+/// `torch.jit.load(path).state_dict()` and the config as `m.gpt2.n_layer`.
+///
+/// TorchScript archives can carry code: load only checkpoints you trust.
+
+#include <torch/optim/optimizer.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "gpt2/model/config.h"
+#include "gpt2/model/gpt.h"
+
+namespace gpt2 {
+
+/// Training state saved beside the weights; every field is optional.
+struct TrainingState {
+  /// Optimizer steps taken.
+  int64_t step = 0;
+  /// When set, its state (Optimizer::save) is stored.
+  const torch::optim::Optimizer* optimizer = nullptr;
+  /// When defined, stored as is (e.g. a generator's get_state()).
+  torch::Tensor rng_state;
+};
+
+/// A checkpoint read back with load_checkpoint.
+struct Checkpoint {
+  /// The model the file describes, built from its config, weights loaded.
+  GPT model{nullptr};
+  /// TrainingState::step as saved.
+  int64_t step = 0;
+  /// TrainingState::rng_state as saved; undefined if none was.
+  torch::Tensor rng_state;
+  /// Whether optimizer state is stored (restore it with load_optimizer_state).
+  bool has_optimizer_state = false;
+};
+
+/// Writes model and state to `path` atomically (see write_atomically): on any
+/// failure an existing file is untouched. Throws FileError naming `path`.
+void save_checkpoint(const std::string& path, const GPTImpl& model,
+                     const TrainingState& state = {});
+
+/// Builds the model `path` describes and loads it. Throws FileError for a
+/// file that cannot be read or is not a gpt2 checkpoint, CheckpointError for
+/// one whose tensors do not fit its own config.
+Checkpoint load_checkpoint(const std::string& path);
+
+/// The config stored in `path`.
+GPTConfig read_checkpoint_config(const std::string& path);
+
+/// Loads the weights in `path` into `model`. Everything is checked first:
+/// the architecture in the file's config, every expected name present, no
+/// unknown names, shapes and dtypes equal to the model's, the tied names
+/// equal. One CheckpointError lists every problem, and then `model` is
+/// bit-identical to before. The tie holds after load.
+void load_weights(const std::string& path, GPTImpl& model);
+
+/// Restores the optimizer state saved in `path` into `optimizer`, which must
+/// be built over the same parameters. Throws CheckpointError if none is stored.
+void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer);
+
+}  // namespace gpt2

@@ -1,0 +1,53 @@
+#include "gpt2/io/state_dict.h"
+
+#include <fmt/format.h>
+
+#include "gpt2/error.h"
+#include "gpt2/model/shape.h"
+
+namespace gpt2 {
+
+std::vector<std::string> state_dict_problems(const StateDict& tensors, const GPTImpl& model) {
+  std::vector<std::string> out;
+  const auto expected = model.named_parameters();
+  for (const auto& item : expected) {
+    auto found = tensors.find(item.key());
+    if (found == tensors.end()) {
+      out.push_back(fmt::format("missing {}", item.key()));
+    } else if (!found->second.sizes().equals(item.value().sizes())) {
+      out.push_back(fmt::format("size mismatch for {}: file {}, model {}", item.key(),
+                                shape_of(found->second), shape_of(item.value())));
+    } else if (found->second.scalar_type() != item.value().scalar_type()) {
+      out.push_back(fmt::format("dtype mismatch for {}: file {}, model {}", item.key(),
+                                c10::toString(found->second.scalar_type()),
+                                c10::toString(item.value().scalar_type())));
+    }
+  }
+  for (const auto& [name, tensor] : tensors) {
+    if (!expected.contains(name)) out.push_back(fmt::format("unexpected {}", name));
+  }
+  auto head = tensors.find("lm_head.weight"), wte = tensors.find("transformer.wte.weight");
+  if (out.empty() && head != tensors.end() && wte != tensors.end() &&
+      head->second.data_ptr() != wte->second.data_ptr() &&
+      !torch::equal(head->second, wte->second)) {
+    out.push_back("lm_head.weight and transformer.wte.weight differ, but this model ties them");
+  }
+  return out;
+}
+
+void load_state_dict(const StateDict& tensors, GPTImpl& model, const std::string& source,
+                     std::vector<std::string> extra_problems) {
+  auto found = std::move(extra_problems);
+  for (auto& p : state_dict_problems(tensors, model)) found.push_back(std::move(p));
+  if (!found.empty()) {
+    throw CheckpointError(fmt::format("cannot load '{}' into the model ({} problem{}):\n  {}",
+                                      source, found.size(), found.size() == 1 ? "" : "s",
+                                      fmt::join(found, "\n  ")));
+  }
+  torch::NoGradGuard no_grad;
+  for (const auto& item : model.named_unique_parameters()) {
+    item.value().copy_(tensors.at(item.key()));
+  }
+}
+
+}  // namespace gpt2

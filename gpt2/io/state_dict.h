@@ -1,0 +1,31 @@
+#pragma once
+/// The one gate every weight file passes on its way into a model: names,
+/// shapes, dtypes and the tie are checked first, every problem is reported
+/// in one error, and the model changes only when there is none.
+
+#include <torch/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpt2/model/gpt.h"
+
+namespace gpt2 {
+
+/// Tensors read from a file, by nanoGPT name (`transformer.h.0.ln_1.weight`).
+using StateDict = std::map<std::string, torch::Tensor>;
+
+/// Every reason `tensors` cannot be copied into `model`: a name missing or
+/// unknown, a shape or dtype different from the model's, lm_head.weight and
+/// transformer.wte.weight both present and different. Empty when it fits.
+std::vector<std::string> state_dict_problems(const StateDict& tensors, const GPTImpl& model);
+
+/// Copies `tensors` into `model` when state_dict_problems is empty; else
+/// throws CheckpointError naming `source` and listing every problem (plus
+/// `extra_problems`, found by the caller, e.g. config fields), and `model`
+/// is bit-identical to before. The tie holds after a load.
+void load_state_dict(const StateDict& tensors, GPTImpl& model, const std::string& source,
+                     std::vector<std::string> extra_problems = {});
+
+}  // namespace gpt2

@@ -1,0 +1,39 @@
+#include "gpt2/model/attention.h"
+
+#include <cmath>
+#include <limits>
+
+namespace gpt2 {
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config_)
+    : config(config_) {
+  reset();
+}
+
+void CausalSelfAttentionImpl::reset() {
+  const int64_t c = config.n_embd();
+  c_attn = register_module("c_attn", Linear(LinearOptions(c, 3 * c).bias(config.bias())));
+  c_proj = register_module(
+      "c_proj", Linear(LinearOptions(c, c).bias(config.bias()).residual_scale(true)));
+  attn_dropout = register_module("attn_dropout", torch::nn::Dropout(config.dropout()));
+  resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout()));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  const int64_t nh = config.n_head(), hs = C / nh;
+  auto qkv = c_attn(x).split(C, /*dim=*/2);  // 3 x (B, T, C)
+  auto q = qkv[0].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
+  auto k = qkv[1].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
+  auto v = qkv[2].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
+
+  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(hs)));  // (B, nh, T, T)
+  auto future = torch::ones({T, T}, x.options().dtype(torch::kBool)).triu(1);  // (T, T)
+  att = att.masked_fill(future, -std::numeric_limits<double>::infinity());
+  att = attn_dropout(torch::softmax(att, -1));
+  auto y = torch::matmul(att, v);                            // (B, nh, T, hs)
+  y = y.transpose(1, 2).contiguous().view({B, T, C});        // (B, T, C)
+  return resid_dropout(c_proj(y));                           // (B, T, C)
+}
+
+}  // namespace gpt2

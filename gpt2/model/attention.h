@@ -1,0 +1,38 @@
+#pragma once
+/// Multi-head causal self-attention, as nanoGPT's CausalSelfAttention.
+
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/pimpl.h>
+
+#include "gpt2/model/config.h"
+#include "gpt2/model/linear.h"
+
+namespace gpt2 {
+
+/// Each position attends to itself and the positions before it. The causal
+/// mask is computed per call, so the state dict holds parameters only.
+class CausalSelfAttentionImpl : public torch::nn::Cloneable<CausalSelfAttentionImpl> {
+ public:
+  explicit CausalSelfAttentionImpl(const GPTConfig& config);
+
+  /// Registers c_attn, c_proj (flagged residual) and the dropouts.
+  void reset() override;
+
+  /// x (B, T, C) -> y (B, T, C).
+  torch::Tensor forward(const torch::Tensor& x);
+
+  /// The model's config (n_head, n_embd, bias, dropout are read).
+  GPTConfig config;
+  /// Query, key and value projections for all heads at once: C -> 3C.
+  Linear c_attn{nullptr};
+  /// Output projection into the residual stream: C -> C, residual-scaled.
+  Linear c_proj{nullptr};
+  /// Dropout on the attention weights.
+  torch::nn::Dropout attn_dropout{nullptr};
+  /// Dropout on the output.
+  torch::nn::Dropout resid_dropout{nullptr};
+};
+TORCH_MODULE(CausalSelfAttention);
+
+}  // namespace gpt2

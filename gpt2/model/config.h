@@ -1,0 +1,166 @@
+#pragma once
+/// GPTConfig: the hyper-parameters of a GPT-2 model and of its initialization,
+/// options-style (TORCH_ARG), with the four OpenAI presets by name.
+
+#include <torch/arg.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpt2 {
+
+/// How many residual additions the projection scale 1/sqrt(N) counts.
+enum class ResidualScale {
+  kTwoPerBlock,  ///< N = 2 * n_layer: attention and MLP each add once (GPT-2, nanoGPT).
+  kOnePerBlock,  ///< N = n_layer: a common misreading; writes are sqrt(2) too large.
+  kNone,         ///< no scaling: residual variance grows linearly with depth.
+};
+
+/// The initialization scheme (GPT-2 paper, section 2.3).
+struct InitOptions {
+  /// std of every Linear weight and of wte (= lm_head).
+  TORCH_ARG(double, std) = 0.02;
+  /// std of wpe: 0.02 in nanoGPT, 0.01 in OpenAI's TensorFlow code.
+  TORCH_ARG(double, wpe_std) = 0.02;
+  /// Which residual count scales the c_proj weights.
+  TORCH_ARG(ResidualScale, residual) = ResidualScale::kTwoPerBlock;
+  /// Seed for a private generator; unset draws from torch's default generator,
+  /// so torch::manual_seed governs it as in PyTorch.
+  TORCH_ARG(std::optional<uint64_t>, seed) = std::nullopt;
+};
+
+/// Which GELU the MLP uses.
+enum class Gelu {
+  kTanh,  ///< tanh approximation, as GPT-2 and Hugging Face.
+  kExact, ///< erf form, as nanoGPT's nn.GELU().
+};
+
+/// Hyper-parameters of a GPT model. Defaults are the `gpt2` (124M) preset.
+struct GPTConfig {
+  /// Longest sequence the model accepts; rows of wpe.
+  TORCH_ARG(int64_t, block_size) = 1024;
+  /// Number of token ids; rows of wte.
+  TORCH_ARG(int64_t, vocab_size) = 50257;
+  /// Number of transformer blocks.
+  TORCH_ARG(int64_t, n_layer) = 12;
+  /// Attention heads per block; must divide n_embd.
+  TORCH_ARG(int64_t, n_head) = 12;
+  /// Width of the residual stream.
+  TORCH_ARG(int64_t, n_embd) = 768;
+  /// Biases in Linear and LayerNorm (GPT-2: true).
+  TORCH_ARG(bool, bias) = true;
+  /// Dropout probability in [0, 1); 0 for inference and for GPT-2 fine-tuning.
+  TORCH_ARG(double, dropout) = 0.0;
+  /// GELU variant of the MLP.
+  TORCH_ARG(Gelu, gelu) = Gelu::kTanh;
+  /// Initialization scheme.
+  TORCH_ARG(InitOptions, init) = {};
+
+ public:
+  /// The preset called `name`: gpt2, gpt2-medium, gpt2-large or gpt2-xl.
+  /// Throws ConfigError naming the known presets otherwise.
+  static GPTConfig preset(const std::string& name);
+  /// Names accepted by preset(), smallest first.
+  static std::vector<std::string> preset_names();
+
+  /// Throws ConfigError if any field cannot describe a model.
+  void validate() const;
+
+  /// Parameters of the model this config builds, the tied matrix once.
+  /// Computed from the sizes alone, without allocating.
+  int64_t num_parameters(bool non_embedding = false) const;
+
+  /// std of the residual projections (c_proj weights) under the init scheme.
+  double residual_std() const;
+  /// The N in std / sqrt(N), or 1 when the scheme does not scale.
+  int64_t residual_count() const;
+};
+
+/// The one spelling of each enum value, used by the config's text form, the
+/// checkpoint metadata, the `gpt2` command's flags and the Python tests.
+/// `names<Gelu>()` is {{kTanh, "tanh"}, {kExact, "exact"}}.
+template <class Enum>
+const std::vector<std::pair<Enum, std::string>>& names();
+template <>
+const std::vector<std::pair<Gelu, std::string>>& names<Gelu>();
+template <>
+const std::vector<std::pair<ResidualScale, std::string>>& names<ResidualScale>();
+
+/// "tanh" / "exact".
+std::string to_string(Gelu gelu);
+/// "2n" / "n" / "none".
+std::string to_string(ResidualScale scale);
+/// Inverse of to_string(Gelu); throws ConfigError naming the known spellings.
+Gelu gelu_from_string(const std::string& name);
+/// Inverse of to_string(ResidualScale); throws ConfigError naming the known spellings.
+ResidualScale residual_scale_from_string(const std::string& name);
+/// torch::gelu's `approximate` argument for `gelu`: "tanh" or "none" (erf).
+const char* torch_gelu_approximate(Gelu gelu);
+
+/// A one-line, Python-repr-like description of every field.
+std::string to_string(const GPTConfig& config);
+
+/// What the field table says about one GPTConfig field.
+struct ConfigField {
+  /// The field's name in files (checkpoint metadata) and in to_string.
+  const char* key;
+  /// The `gpt2` command's flag, without dashes; a bool defaulting to true
+  /// is offered as `--no-<flag>`.
+  const char* flag;
+  /// One line for --help.
+  const char* help;
+  /// Whether a different value makes weights of one config unusable in a
+  /// model of the other (sizes, bias, GELU); false for dropout and init.
+  bool architecture;
+  /// For an optional field: the key recording whether it is set.
+  const char* presence_key = nullptr;
+};
+
+/// The field table: calls `visit(ConfigField, value)` once per field of
+/// `config`, in a fixed order, with `value` a reference to the field (const
+/// when `config` is). Its types are int64_t, bool, double, Gelu,
+/// ResidualScale and std::optional<uint64_t>. Everything that lists the
+/// fields (to_string, checkpoints, the command's flags) reads this, so a new
+/// field is one line here.
+template <class Config, class Visitor>
+void for_each_field(Config& config, Visitor&& visit) {
+  auto& init = config.init();
+  visit(ConfigField{"block_size", "block-size", "Longest sequence (rows of wpe)", true},
+        config.block_size());
+  visit(ConfigField{"vocab_size", "vocab-size", "Vocabulary size (rows of wte)", true},
+        config.vocab_size());
+  visit(ConfigField{"n_layer", "n-layer", "Number of blocks", true}, config.n_layer());
+  visit(ConfigField{"n_head", "n-head", "Attention heads (must divide n_embd)", true},
+        config.n_head());
+  visit(ConfigField{"n_embd", "n-embd", "Residual width", true}, config.n_embd());
+  visit(ConfigField{"bias", "bias", "Biases in Linear and LayerNorm", true}, config.bias());
+  visit(ConfigField{"dropout", "dropout", "Dropout probability in [0, 1)", false},
+        config.dropout());
+  visit(ConfigField{"gelu", "gelu", "GELU of the MLP: tanh (GPT-2) or exact (erf)", true}, config.gelu());
+  visit(ConfigField{"init_std", "init-std", "std of Linear weights and wte", false}, init.std());
+  visit(ConfigField{"init_wpe_std", "wpe-std",
+                    "std of wpe: 0.02 (nanoGPT) or 0.01 (OpenAI's TF code)", false},
+        init.wpe_std());
+  visit(ConfigField{"init_residual", "init-scheme",
+                    "Residual scale: 2n = std/sqrt(2*n_layer) (GPT-2), n = std/sqrt(n_layer), none",
+                    false},
+        init.residual());
+  visit(ConfigField{"init_seed", "seed", "Seed of the init's generator", false, "init_has_seed"},
+        init.seed());
+}
+
+/// Sets the field called `key` (a ConfigField::key) of `config` from `text`,
+/// spelled as field_texts writes it: an integer, `true`/`false`, a number,
+/// an enum's name, a seed or `none`. Throws ConfigError naming `shown_as`
+/// (e.g. the flag `--n-layer`), the expected form and the text.
+void set_field(GPTConfig& config, const std::string& key, const std::string& text,
+               const std::string& shown_as);
+
+/// Each field of `config` with its value as text (`{n_layer, "12"}`,
+/// `{gelu, "tanh"}`, `{init_seed, "none"}`), in for_each_field's order.
+std::vector<std::pair<ConfigField, std::string>> field_texts(const GPTConfig& config);
+
+}  // namespace gpt2

@@ -1,0 +1,190 @@
+#include "gpt2/model/gpt.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/nn/functional/loss.h>
+
+#include <unordered_set>
+
+#include "gpt2/error.h"
+#include "gpt2/model/shape.h"
+
+namespace gpt2 {
+namespace {
+
+// Throws InputError naming the first element of `bad` (a bool mask shaped
+// like `values`) as "<what> <value> at position (b, t) <why>".
+void throw_first(const torch::Tensor& values, const torch::Tensor& bad,
+                 const std::string& what, const std::string& why) {
+  auto where = bad.nonzero()[0];  // (2): b, t
+  const int64_t b = where[0].item<int64_t>(), t = where[1].item<int64_t>();
+  throw InputError(fmt::format("{} {} at position ({}, {}) {}", what,
+                               values[b][t].item<int64_t>(), b, t, why));
+}
+
+void check_targets(const torch::Tensor& targets, const torch::Tensor& idx,
+                   const GPTConfig& config) {
+  if (targets.scalar_type() != torch::kLong || !targets.sizes().equals(idx.sizes())) {
+    throw InputError(fmt::format(
+        "targets must be int64 shaped like idx {}, got {} {}", shape_of(idx),
+        c10::toString(targets.scalar_type()), shape_of(targets)));
+  }
+  const int64_t v = config.vocab_size();
+  auto bad = (targets < -1) | (targets >= v);
+  if (bad.any().item<bool>()) {
+    throw_first(targets, bad, "target",
+                fmt::format("is outside the vocabulary [0, {}) and is not the "
+                            "ignore index -1", v));
+  }
+}
+
+}  // namespace
+
+void check_token_ids(const torch::Tensor& idx, const GPTConfig& config) {
+  if (!idx.defined()) throw InputError("idx is an undefined tensor");
+  if (idx.dim() != 2 || idx.scalar_type() != torch::kLong) {
+    throw InputError(fmt::format("idx must be a 2-D (B, T) int64 tensor, got {} {}",
+                                 c10::toString(idx.scalar_type()), shape_of(idx)));
+  }
+  const int64_t t = idx.size(1);
+  if (idx.size(0) < 1 || t < 1 || t > config.block_size()) {
+    throw InputError(fmt::format(
+        "idx {} needs B >= 1 and 1 <= T <= block_size {}, got B {} and T {}",
+        shape_of(idx), config.block_size(), idx.size(0), t));
+  }
+  const int64_t v = config.vocab_size();
+  auto bad = (idx < 0) | (idx >= v);
+  if (bad.any().item<bool>()) {
+    throw_first(idx, bad, "token id", fmt::format("is outside the vocabulary [0, {})", v));
+  }
+}
+
+TransformerImpl::TransformerImpl(const GPTConfig& config, const torch::Tensor& tied_weight) {
+  // EmbeddingImpl registers options._weight as its own `weight` parameter:
+  // this is the re-registration that makes wte.weight and lm_head.weight one
+  // tensor. wpe gets an unwritten tensor the same way; init_weights fills both.
+  wte = register_module(
+      "wte", torch::nn::Embedding(torch::nn::EmbeddingOptions(config.vocab_size(), config.n_embd())
+                                      ._weight(tied_weight)));
+  wpe = register_module(
+      "wpe", torch::nn::Embedding(torch::nn::EmbeddingOptions(config.block_size(), config.n_embd())
+                                      ._weight(torch::empty({config.block_size(), config.n_embd()}))));
+  drop = register_module("drop", torch::nn::Dropout(config.dropout()));
+  h = register_module("h", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.n_layer(); ++i) h->push_back(Block(config));
+  ln_f = register_module("ln_f", LayerNorm(LayerNormOptions(config.n_embd()).bias(config.bias())));
+}
+
+GPTImpl::GPTImpl(const GPTConfig& config_) : config(config_) {
+  config.validate();
+  reset();
+}
+
+std::shared_ptr<GPTImpl> GPTImpl::uninitialized(const GPTConfig& config) {
+  DeferInit unwritten;
+  return std::make_shared<GPTImpl>(config);
+}
+
+void GPTImpl::reset() {
+  const bool write = !DeferInit::active();
+  {
+    DeferInit unwritten;  // init_weights (or the caller) writes every tensor once
+    build();
+  }
+  if (write) reset_parameters();
+}
+
+void GPTImpl::build() {
+  // The head is built first so wte can be built around its weight, but it is
+  // registered last, so names come in nanoGPT's order (transformer.*, lm_head).
+  auto head = Linear(LinearOptions(config.n_embd(), config.vocab_size()).bias(false));
+  transformer = register_module("transformer", Transformer(config, head->weight));
+  lm_head = register_module("lm_head", head);
+}
+
+std::vector<InitRecord> GPTImpl::reset_parameters() {
+  return init_weights(*this, config, transformer->wpe.get());
+}
+
+std::shared_ptr<torch::nn::Module> GPTImpl::clone(
+    const c10::optional<torch::Device>& device) const {
+  torch::NoGradGuard no_grad;
+  // A fresh model is tied by construction; copy every tensor once into it.
+  // (Cloneable's member-wise clone would give wte and lm_head separate copies.)
+  auto copy = uninitialized(config);
+  auto source = named_unique_parameters();
+  auto target = copy->named_unique_parameters();
+  for (const auto& item : source) {
+    const torch::Tensor& from = item.value();
+    torch::Tensor& to = target[item.key()];
+    to.set_data(device ? from.to(*device, /*non_blocking=*/false, /*copy=*/true) : from.clone());
+    to.requires_grad_(from.requires_grad());
+  }
+  copy->train(is_training());
+  return copy;
+}
+
+torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
+  check_token_ids(idx, config);
+  return embed_checked(idx);
+}
+
+torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx) {
+  auto pos = torch::arange(idx.size(1), idx.options());  // (T)
+  auto tok_emb = transformer->wte(idx);                  // (B, T, C)
+  auto pos_emb = transformer->wpe(pos);                  // (T, C)
+  return transformer->drop(tok_emb + pos_emb);           // (B, T, C)
+}
+
+torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
+  auto x = embed_checked(idx);                           // (B, T, C)
+  for (const auto& block : *transformer->h) x = block->as<BlockImpl>()->forward(x);
+  return transformer->ln_f(x);                           // (B, T, C)
+}
+
+GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {
+  check_token_ids(idx, config);  // before the targets, so idx's own problem is named
+  if (targets.defined()) check_targets(targets, idx, config);
+  auto logits = lm_head(hidden(idx));                    // (B, T, V)
+  torch::Tensor loss;
+  if (targets.defined()) {
+    namespace F = torch::nn::functional;
+    loss = F::cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}),
+                            F::CrossEntropyFuncOptions().ignore_index(-1));
+  }
+  return {logits, loss};
+}
+
+torch::Tensor GPTImpl::forward_last(const torch::Tensor& idx) {
+  check_token_ids(idx, config);
+  auto x = hidden(idx);                                  // (B, T, C)
+  return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
+}
+
+Block GPTImpl::block(size_t i) const {
+  TORCH_CHECK(i < transformer->h->size(), "block ", i, " of ", transformer->h->size());
+  return Block(transformer->h->ptr<BlockImpl>(i));
+}
+
+torch::OrderedDict<std::string, torch::Tensor> GPTImpl::named_unique_parameters() const {
+  torch::OrderedDict<std::string, torch::Tensor> unique;
+  std::unordered_set<const c10::TensorImpl*> seen;
+  for (const auto& item : named_parameters()) {
+    if (seen.insert(item.value().unsafeGetTensorImpl()).second) {
+      unique.insert(item.key(), item.value());
+    }
+  }
+  return unique;
+}
+
+std::vector<torch::Tensor> GPTImpl::unique_parameters() const {
+  return named_unique_parameters().values();
+}
+
+int64_t GPTImpl::num_parameters(bool non_embedding) const {
+  int64_t n = 0;
+  for (const auto& p : unique_parameters()) n += p.numel();
+  return non_embedding ? n - transformer->wpe->weight.numel() : n;
+}
+
+}  // namespace gpt2

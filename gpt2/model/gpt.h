@@ -1,0 +1,129 @@
+#pragma once
+/// GPT: the GPT-2 language model laid out as nanoGPT's, with the token
+/// embedding and the output head sharing one tensor.
+///
+/// References: Radford et al. 2019, "Language Models are Unsupervised
+/// Multitask Learners" (GPT-2); Karpathy's nanoGPT model.py (layout, names).
+
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/pimpl.h>
+#include <torch/ordered_dict.h>
+
+#include <string>
+#include <vector>
+
+#include "gpt2/model/block.h"
+#include "gpt2/model/config.h"
+#include "gpt2/model/init.h"
+#include "gpt2/model/layer_norm.h"
+#include "gpt2/model/linear.h"
+
+namespace gpt2 {
+
+/// nanoGPT's `transformer` ModuleDict as a typed module: embeddings, blocks,
+/// final norm. It is built around the output head's weight, which becomes
+/// wte's weight. Not cloneable on its own; clone the GPT.
+class TransformerImpl : public torch::nn::Module {
+ public:
+  /// `tied_weight` (vocab_size, n_embd) is registered as wte.weight.
+  TransformerImpl(const GPTConfig& config, const torch::Tensor& tied_weight);
+
+  /// Token embedding (vocab_size, n_embd); its weight is lm_head.weight.
+  torch::nn::Embedding wte{nullptr};
+  /// Position embedding (block_size, n_embd).
+  torch::nn::Embedding wpe{nullptr};
+  /// Dropout on the summed embeddings.
+  torch::nn::Dropout drop{nullptr};
+  /// The n_layer blocks, registered as h.0 ... h.{n_layer-1}.
+  torch::nn::ModuleList h{nullptr};
+  /// Final LayerNorm before the head.
+  LayerNorm ln_f{nullptr};
+};
+TORCH_MODULE(Transformer);
+
+/// What GPT::forward returns.
+struct GPTOutput {
+  /// (B, T, vocab_size).
+  torch::Tensor logits;
+  /// Scalar mean cross entropy; undefined when no targets were given.
+  torch::Tensor loss;
+};
+
+/// GPT-2. Parameter names match nanoGPT's and Hugging Face's GPT2LMHeadModel:
+/// transformer.{wte, wpe, h.i.{ln_1, attn.{c_attn, c_proj}, ln_2,
+/// mlp.{c_fc, c_proj}}, ln_f}, lm_head.
+class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
+ public:
+  /// Validates the config (ConfigError), builds the modules and runs
+  /// init_weights with config.init(): every tensor is written once. Under a
+  /// DeferInit it writes nothing.
+  explicit GPTImpl(const GPTConfig& config);
+
+  /// A model whose tensors are allocated but not written, for callers that
+  /// overwrite every tensor right away (clone, checkpoint load, importers):
+  /// the constructor under a DeferInit.
+  static std::shared_ptr<GPTImpl> uninitialized(const GPTConfig& config);
+
+  /// Builds the tied modules and, unless a DeferInit is active, initializes
+  /// them (reset_parameters).
+  void reset() override;
+
+  /// Redraws every parameter by config.init(): init_weights over the whole
+  /// model, wpe as the position embedding. Returns what it wrote.
+  std::vector<InitRecord> reset_parameters();
+
+  /// A deep copy on `device` (or this model's), tie kept: the copy's lm_head
+  /// and wte share one tensor, separate from this model's.
+  std::shared_ptr<torch::nn::Module> clone(
+      const c10::optional<torch::Device>& device = c10::nullopt) const override;
+
+  /// idx (B, T) int64 -> logits (B, T, vocab_size); with targets (B, T)
+  /// int64 also the mean cross entropy, positions with target -1 ignored.
+  /// Throws InputError on bad shapes, dtypes or token ids.
+  GPTOutput forward(const torch::Tensor& idx, const torch::Tensor& targets = {});
+
+  /// Inference: idx (B, T) -> logits (B, vocab_size) for the last position
+  /// only, computing the head once per row instead of T times.
+  torch::Tensor forward_last(const torch::Tensor& idx);
+
+  /// idx (B, T) -> token + position embeddings (B, T, n_embd), the
+  /// residual stream entering block 0. Validates idx like forward.
+  torch::Tensor embed(const torch::Tensor& idx);
+
+  /// Block i of transformer.h, typed.
+  Block block(size_t i) const;
+
+  /// Every parameter once, in named_parameters() order, under its first name
+  /// (the tied matrix as transformer.wte.weight). Use this, not
+  /// parameters(), for counting, optimizing, decay and clipping.
+  torch::OrderedDict<std::string, torch::Tensor> named_unique_parameters() const;
+  /// The values of named_unique_parameters().
+  std::vector<torch::Tensor> unique_parameters() const;
+  /// Element count of unique_parameters(); non_embedding subtracts wpe, as
+  /// nanoGPT does (wte stays: it is also the head).
+  int64_t num_parameters(bool non_embedding = false) const;
+
+  /// The config this model was built with.
+  GPTConfig config;
+  /// Embeddings, blocks and final norm.
+  Transformer transformer{nullptr};
+  /// Output head (n_embd -> vocab_size, no bias); weight is wte's.
+  Linear lm_head{nullptr};
+
+ private:
+  void build();
+  // embed / forward without checking idx, for callers that already did.
+  torch::Tensor embed_checked(const torch::Tensor& idx);
+  torch::Tensor hidden(const torch::Tensor& idx);
+};
+TORCH_MODULE(GPT);
+
+/// Throws InputError unless idx is a (B, T) int64 tensor with 1 <= T <=
+/// block_size and every id in [0, vocab_size); the message names the first
+/// offending id and its position.
+void check_token_ids(const torch::Tensor& idx, const GPTConfig& config);
+
+}  // namespace gpt2

@@ -1,0 +1,32 @@
+// The README's C++ examples, verbatim up to indentation: the test
+// readme.cpp_examples_are_built_by_the_consumer checks that every ```cpp
+// block of README.md is in this folder, and the consumer tests compile this
+// file, so the examples cannot rot. Built, not run (it makes the 124M model).
+#include "gpt2/gpt2.h"
+
+int main() {
+  gpt2::GPT model(gpt2::GPTConfig::preset("gpt2"));
+  TORCH_CHECK(model->lm_head->weight.data_ptr() == model->transformer->wte->weight.data_ptr());
+  auto logits = model(torch::randint(50257, {1, 8})).logits;  // (1, 8, 50257)
+  gpt2::export_torchscript(*model, "gpt2.ts");                // runnable without gpt2
+}
+
+[[maybe_unused]] static void more_of_the_api() {
+  gpt2::GPT model(gpt2::GPTConfig::preset("gpt2").init(gpt2::InitOptions().seed(1337)));
+  // One tensor under two names:
+  TORCH_CHECK(model->lm_head->weight.data_ptr() == model->transformer->wte->weight.data_ptr());
+
+  auto idx = torch::randint(50257, {4, 64});                  // (B, T) int64
+  auto out = model(idx, /*targets=*/idx);                     // logits (B, T, V), loss
+  auto next = model->forward_last(idx);                       // (B, V), head on the last position only
+
+  auto opt = gpt2::configure_optimizers(*model,               // decay on matrices only,
+      torch::optim::AdamWOptions(6e-4).betas({0.9, 0.95}).weight_decay(0.1));  // tied matrix once
+  out.loss.backward();
+  opt->step();
+
+  gpt2::save_checkpoint("ckpt.pt", *model, {/*step=*/100, opt.get(), torch::Tensor()});
+  gpt2::Checkpoint c = gpt2::load_checkpoint("ckpt.pt");      // model rebuilt from the file's config
+  gpt2::load_weights("ckpt.pt", *model);                      // into an existing model
+  gpt2::load_optimizer_state("ckpt.pt", *opt);
+}

@@ -1,0 +1,37 @@
+# Checks that every ```cpp block of README (-DREADME=...) appears verbatim in
+# one of the .cpp files of SOURCES_DIR, which a consumer test compiles and
+# runs. Fails naming the first line of each block that does not.
+# CMake lists split on ';', so semicolons are swapped for a marker first.
+file(READ ${README} readme)
+string(REPLACE ";" "<semicolon>" readme "${readme}")
+file(GLOB sources ${SOURCES_DIR}/*.cpp)
+set(code "")
+foreach(source IN LISTS sources)
+  file(READ ${source} text)
+  string(REPLACE ";" "<semicolon>" text "${text}")
+  string(APPEND code "${text}\n")
+endforeach()
+# Indentation may differ (README blocks sit at column 0, the same lines in
+# the source may sit inside a function).
+string(REGEX REPLACE "\n[ \t]+" "\n" code "${code}")
+string(REGEX MATCHALL "```cpp\n[^`]*```" blocks "${readme}")
+list(LENGTH blocks count)
+if(count EQUAL 0)
+  message(FATAL_ERROR "no ```cpp blocks found in ${README}")
+endif()
+set(missing 0)
+foreach(block IN LISTS blocks)
+  string(REGEX REPLACE "^```cpp\n" "" body "${block}")
+  string(REGEX REPLACE "```$" "" body "${body}")
+  string(REGEX REPLACE "\n[ \t]+" "\n" body "\n${body}")
+  string(FIND "${code}" "${body}" at)
+  if(at EQUAL -1)
+    string(REGEX MATCH "\n[^\n]+" first "${body}")
+    message(SEND_ERROR "README block starting '${first}' is not in ${SOURCES_DIR}/*.cpp")
+    math(EXPR missing "${missing} + 1")
+  endif()
+endforeach()
+if(missing GREATER 0)
+  message(FATAL_ERROR "${missing} of ${count} README C++ blocks are not compiled by a test")
+endif()
+message(STATUS "all ${count} README C++ blocks are in ${SOURCES_DIR}")
