@@ -43,7 +43,8 @@ function(gpt2_add_layer name)
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   foreach(header IN LISTS L_HEADERS)
-    set_property(GLOBAL APPEND PROPERTY GPT2_PUBLIC_HEADERS gpt2/${header})
+    file(RELATIVE_PATH path ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${header})
+    set_property(GLOBAL APPEND PROPERTY GPT2_PUBLIC_HEADERS ${path})
   endforeach()
 
   set(allowed ${name} ${L_MAY_INCLUDE})
@@ -53,7 +54,8 @@ function(gpt2_add_layer name)
       string(REGEX MATCH "\"(gpt2|apps)/([^/\"]+)" path "${line}")
       set(folder ${CMAKE_MATCH_2})
       if(CMAKE_MATCH_1 STREQUAL "apps" OR (NOT folder STREQUAL "error.h" AND NOT folder IN_LIST allowed))
-        message(FATAL_ERROR "gpt2/${name}/${file}: ${line}\n"
+        file(RELATIVE_PATH path ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${file})
+        message(FATAL_ERROR "${path}: ${line}\n"
           "gpt2/${name} may include gpt2/error.h and gpt2/{${allowed}} only")
       endif()
     endforeach()

@@ -5,7 +5,8 @@
 set -eu
 
 packages="cmake ninja-build g++ libtorch-dev libfmt-dev libgtest-dev libgmock-dev
-libcli11-dev libopenblas0-pthread python3-torch"
+libcli11-dev libopenblas0-pthread python3-torch libpcre2-dev nlohmann-json3-dev libssl-dev
+pkg-config"
 
 missing=""
 for p in $packages; do

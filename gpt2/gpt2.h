@@ -1,11 +1,12 @@
 #pragma once
 /// The common case in one include: the model and its config, checkpoints,
-/// TorchScript export and nanoGPT's optimizer groups. Finer-grained headers
-/// live in gpt2/model/, gpt2/io/ and gpt2/train/.
+/// TorchScript export, the GPT-2 tokenizer and nanoGPT's optimizer groups. Finer-grained headers
+/// live in gpt2/model/, gpt2/io/, gpt2/text/ and gpt2/train/.
 
 #include "gpt2/error.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/export.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
+#include "gpt2/text/tokenizer.h"
 #include "gpt2/train/optim.h"
