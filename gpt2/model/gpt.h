@@ -18,6 +18,7 @@
 #include "gpt2/model/block.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/init.h"
+#include "gpt2/model/kv_cache.h"
 #include "gpt2/model/layer_norm.h"
 #include "gpt2/model/linear.h"
 
@@ -89,6 +90,14 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// only, computing the head once per row instead of T times.
   torch::Tensor forward_last(const torch::Tensor& idx);
 
+  /// Incremental decoding: idx (B, T) holds the tokens at absolute
+  /// positions [cache.length(), cache.length() + T); their keys and values
+  /// go into `cache`, which then advances by T. Returns the logits of the
+  /// last position (B, vocab_size), equal to forward_last over the whole
+  /// sequence. Throws InputError for bad ids, a batch other than the
+  /// cache's, or positions past block_size (crop and clear() the cache).
+  torch::Tensor forward_cached(const torch::Tensor& idx, KVCache& cache);
+
   /// idx (B, T) -> token + position embeddings (B, T, n_embd), the
   /// residual stream entering block 0. Validates idx like forward.
   torch::Tensor embed(const torch::Tensor& idx);
@@ -116,8 +125,8 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  private:
   void build();
   // embed / forward without checking idx, for callers that already did.
-  torch::Tensor embed_checked(const torch::Tensor& idx);
-  torch::Tensor hidden(const torch::Tensor& idx);
+  torch::Tensor embed_checked(const torch::Tensor& idx, int64_t first_position = 0);
+  torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr);
 };
 TORCH_MODULE(GPT);
 
