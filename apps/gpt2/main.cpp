@@ -6,8 +6,11 @@
 
 #include <iostream>
 
+#include "apps/gpt2/bench_command.h"
 #include "apps/gpt2/export_command.h"
+#include "apps/gpt2/generate_command.h"
 #include "apps/gpt2/inspect.h"
+#include "apps/gpt2/tokenize_command.h"
 #include "gpt2/error.h"
 
 int main(int argc, char** argv) {
@@ -16,6 +19,9 @@ int main(int argc, char** argv) {
   int rc = 0;
   gpt2::app::add_inspect_command(app, &rc);
   gpt2::app::add_export_command(app, &rc);
+  gpt2::app::add_generate_command(app, &rc);
+  gpt2::app::add_tokenize_command(app, &rc);
+  gpt2::app::add_bench_command(app, &rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
