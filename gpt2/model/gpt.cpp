@@ -77,6 +77,7 @@ TransformerImpl::TransformerImpl(const GPTConfig& config, const torch::Tensor& t
 
 GPTImpl::GPTImpl(const GPTConfig& config_) : config(config_) {
   config.validate();
+  check_fits_in_memory(config);
   reset();
 }
 

@@ -58,7 +58,8 @@ struct GPTOutput {
 /// mlp.{c_fc, c_proj}}, ln_f}, lm_head.
 class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  public:
-  /// Validates the config (ConfigError), builds the modules and runs
+  /// Validates the config and that its float32 weights fit in memory
+  /// (ConfigError, before allocating anything), builds the modules and runs
   /// init_weights with config.init(): every tensor is written once. Under a
   /// DeferInit it writes nothing.
   explicit GPTImpl(const GPTConfig& config);
