@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "apps/gpt2/bench_command.h"
 #include "apps/gpt2/export_command.h"
@@ -25,6 +27,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
+      // CLI11 would say only that the word was not expected.
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+      fmt::print(stderr, "gpt2: unknown command '{}'; the commands are {} (gpt2 --help)\n",
+                 argv[1], fmt::join(names, ", "));
+      return e.get_exit_code();
+    }
     return app.exit(e);
   } catch (const gpt2::Error& e) {
     fmt::print(stderr, "gpt2: error: {}\n", e.what());

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "gpt2/error.h"
+#include "gpt2/io/atomic_file.h"
 #include "gpt2/text/tokenizer.h"
 
 namespace gpt2::app {
@@ -21,6 +22,7 @@ namespace {
 
 std::string read_all(const std::string& path, std::istream& in) {
   if (path == "-") return std::string(std::istreambuf_iterator<char>(in), {});
+  require_regular_file(path);
   std::ifstream file(path, std::ios::binary);
   std::ostringstream bytes;
   if (file) bytes << file.rdbuf();

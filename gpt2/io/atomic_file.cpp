@@ -19,6 +19,7 @@
 #include "gpt2/error.h"
 #include "gpt2/io/detail/atomic_write_fault.h"
 #include "gpt2/io/detail/fd_streambuf.h"
+#include "gpt2/io/detail/file_text.h"
 #include "gpt2/io/detail/remove_on_signal.h"
 
 namespace gpt2 {
@@ -71,19 +72,9 @@ std::string create_temporary(const std::filesystem::path& target,
   }
 }
 
-std::string kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
+using detail::kind_of;
 
-std::string reason(int err) {
-  const char* name = ::strerrorname_np(err);
-  return fmt::format("{} ({})", std::strerror(err), name ? name : "?");
-}
+std::string reason(int err) { return detail::errno_text(err); }
 
 // The file to replace: `path`, or what a symbolic link there points to.
 // Throws FileError for anything but a regular file or nothing.
@@ -199,6 +190,20 @@ bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
+}
+
+void require_regular_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw FileError(fmt::format("cannot read '{}': {}", path, reason(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw FileError(fmt::format("cannot read '{}': it is {}, not a regular file", path,
+                                kind_of(st.st_mode)));
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw FileError(fmt::format("cannot read '{}': {}", path, reason(errno)));
+  ::close(fd);
 }
 
 }  // namespace gpt2

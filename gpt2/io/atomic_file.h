@@ -1,7 +1,8 @@
 #pragma once
-/// Replacing a file so that readers see the old file or the new one, never
-/// a mix: write a temporary file in the same folder, fsync it, rename it
-/// over the target, fsync the folder.
+/// Files in and out: replacing a file so that readers see the old file or
+/// the new one, never a mix (write a temporary file in the same folder,
+/// fsync it, rename it over the target, fsync the folder), and checking an
+/// input is a file that can be read.
 
 #include <functional>
 #include <iosfwd>
@@ -27,6 +28,12 @@ void write_atomically(const std::string& path, const std::function<void(std::ost
 /// fills the temporary file. Write errors surface as that writer reports them.
 void write_atomically(const std::string& path,
                       const std::function<void(const std::string& tmp_path)>& write);
+
+/// Throws FileError naming `path` and the reason unless it is a regular
+/// file this process can open for reading: a missing file, a FIFO (which
+/// would block a reader forever), a device, a folder or a symbolic-link
+/// loop is refused before anything tries to read it.
+void require_regular_file(const std::string& path);
 
 /// Whether `a` and `b` both exist and are the same file (device and inode),
 /// links and other spellings of a path included.

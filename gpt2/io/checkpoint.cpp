@@ -109,6 +109,7 @@ struct Parsed {
 
 Parsed parse(const std::string& path) {
   Parsed p;
+  require_regular_file(path);
   torch::jit::Module archive;
   try {
     archive = torch::jit::load(path, torch::Device(torch::kCPU));

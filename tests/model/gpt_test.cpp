@@ -1,6 +1,8 @@
 #include "gpt2/model/gpt.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -127,6 +129,21 @@ TEST(GPT, BlockAccessorIsTyped) {
   GPT model(testing::tiny_config());
   EXPECT_EQ(model->block(1).get(), model->transformer->h->ptr<BlockImpl>(1).get());
   EXPECT_TRUE(model->block(0)->mlp->c_proj->options.residual_scale());
+}
+
+}  // namespace
+}  // namespace gpt2
+
+namespace gpt2 {
+namespace {
+
+// Every target ignored: 0 terms over 0 positions. The library keeps
+// PyTorch's answer (NaN) rather than inventing a 0; the README says so.
+TEST(GPT, AllTargetsIgnoredGivesNaNLossAsPyTorchDoes) {
+  GPT model(testing::tiny_config());
+  auto idx = torch::zeros({2, 5}, torch::kLong);
+  auto loss = model(idx, torch::full({2, 5}, -1, torch::kLong)).loss;
+  EXPECT_TRUE(std::isnan(loss.item<double>()));
 }
 
 }  // namespace

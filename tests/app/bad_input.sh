@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One row of the bad-input table (bad_inputs.tsv): runs `gpt2 ARGS...` in a
+# fresh scratch folder and checks the exit code, a fragment of the message,
+# and that no file in the folder changed (sha256 before and after) and none
+# appeared. {dir} in an argument is the scratch folder, which holds:
+#   ckpt.pt   a valid small checkpoint      text.txt  a short text file
+#   fifo      a FIFO (reading it blocks)    loop      a symbolic link to itself
+#   ids.txt   "31373 99999"
+# {empty} is an empty argument.
+# Usage: bad_input.sh GPT2 SMALL_CHECKPOINT SCRATCH_ROOT TABLE ROW_NAME
+set -u
+gpt2=$1 checkpoint=$2 dir=$3/$5 table=$4 name=$5
+row=$(grep -P "^\Q$name\E\t" "$table") || { echo "no row '$name' in $table"; exit 99; }
+IFS=$'\t' read -r -a fields <<<"$row"
+code=${fields[1]} fragment=${fields[2]}
+set -- "${fields[@]:3}"
+rm -rf "$dir" && mkdir -p "$dir" || exit 99
+cp "$checkpoint" "$dir/ckpt.pt" && printf 'hello world' >"$dir/text.txt" &&
+  printf '31373 99999' >"$dir/ids.txt" &&
+  mkfifo "$dir/fifo" && ln -s loop "$dir/loop" || exit 99
+snapshot() { (cd "$dir" && find . -type f -print0 | sort -z | xargs -0 sha256sum; ls -A); }
+before=$(snapshot)
+args=()
+for a in "$@"; do
+  [ "$a" = "{empty}" ] && a=""
+  args+=("${a//\{dir\}/$dir}")
+done
+out=$("$gpt2" "${args[@]}" 2>&1 </dev/null)
+rc=$?
+after=$(snapshot)
+echo "$out"
+echo "exit $rc"
+status=0
+[ "$rc" -eq "$code" ] || { echo "FAIL: expected exit $code"; status=1; }
+case "$out" in *"$fragment"*) ;; *) echo "FAIL: message lacks: $fragment"; status=1 ;; esac
+[ "$before" = "$after" ] || { echo "FAIL: files changed"; diff <(echo "$before") <(echo "$after"); status=1; }
+exit $status
