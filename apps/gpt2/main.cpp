@@ -11,6 +11,7 @@
 #include "apps/gpt2/bench_command.h"
 #include "apps/gpt2/export_command.h"
 #include "apps/gpt2/generate_command.h"
+#include "apps/gpt2/init_study.h"
 #include "apps/gpt2/inspect.h"
 #include "apps/gpt2/tokenize_command.h"
 #include "gpt2/error.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   gpt2::app::add_generate_command(app, &rc);
   gpt2::app::add_tokenize_command(app, &rc);
   gpt2::app::add_bench_command(app, &rc);
+  gpt2::app::add_init_study_command(app, &rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
