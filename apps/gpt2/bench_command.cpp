@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/gpt2/bench_train.h"
 #include "apps/gpt2/runtime.h"
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
@@ -129,6 +130,7 @@ void add_bench_command(CLI::App& app, int* rc) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   g->callback([gen, rc] { *rc = run_bench_generate(*gen, std::cout); });
+  add_bench_train_command(*bench, rc);
   auto path = std::make_shared<std::string>();
   auto repeats = std::make_shared<int>(5);
   CLI::App* t = bench->add_subcommand("tokenize", "MB/s of the GPT-2 tokenizer on a file");

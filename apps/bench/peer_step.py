@@ -1,0 +1,95 @@
+"""The Python peer of `gpt2 bench train`: one GPT-2 training step in plain
+torch (Debian's python3-torch, the same LibTorch the C++ library links),
+shaped as nanoGPT's model.py and configure_optimizers, timed by phase.
+
+Usage: /usr/bin/python3 peer_step.py N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP
+Prints one line of JSON: median seconds per phase and peak RSS in bytes.
+"""
+import json
+import math
+import resource
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, n_head, n_embd):
+        super().__init__()
+        self.n_head = n_head
+        self.ln_1 = nn.LayerNorm(n_embd)
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.attn_proj = nn.Linear(n_embd, n_embd)
+        self.ln_2 = nn.LayerNorm(n_embd)
+        self.c_fc = nn.Linear(n_embd, 4 * n_embd)
+        self.mlp_proj = nn.Linear(4 * n_embd, n_embd)
+
+    def forward(self, x, mask):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(mask[:T, :T] == 0, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        x = x + self.attn_proj(y)
+        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class GPT(nn.Module):
+    def __init__(self, n_layer, n_head, n_embd, vocab, block):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, n_embd)
+        self.wpe = nn.Embedding(block, n_embd)
+        self.h = nn.ModuleList(Block(n_head, n_embd) for _ in range(n_layer))
+        self.ln_f = nn.LayerNorm(n_embd)
+        self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight  # tied, as nanoGPT
+        self.register_buffer("mask", torch.tril(torch.ones(block, block)))
+
+    def forward(self, idx, targets):
+        T = idx.size(1)
+        x = self.wte(idx) + self.wpe(torch.arange(T))
+        for block in self.h:
+            x = block(x, self.mask)
+        logits = self.lm_head(self.ln_f(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+
+
+def main():
+    n_layer, n_head, n_embd, vocab, block, B, T, steps, warmup = map(int, sys.argv[1:10])
+    torch.manual_seed(0)
+    model = GPT(n_layer, n_head, n_embd, vocab, block)
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=6e-4, betas=(0.9, 0.95))
+    x = torch.randint(vocab, (B, T))
+    y = torch.randint(vocab, (B, T))
+    times = {"zero_grad": [], "forward": [], "backward": [], "clip": [], "optimizer": [], "total": []}
+    for step in range(warmup + steps):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        t1 = time.perf_counter()
+        loss = model(x, y)
+        t2 = time.perf_counter()
+        loss.backward()
+        t3 = time.perf_counter()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        t4 = time.perf_counter()
+        opt.step()
+        t5 = time.perf_counter()
+        if step >= warmup:
+            for name, dt in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0)):
+                times[name].append(dt)
+    out = {name: statistics.median(v) for name, v in times.items()}
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out["threads"] = torch.get_num_threads()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+#pragma once
+// `gpt2 bench train`: one training step of this library beside the same
+// step in plain torch (apps/bench/peer_step.py on Debian's python3-torch,
+// the same LibTorch), in one invocation, alternating the two sides.
+
+#include <CLI/App.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace gpt2::app {
+
+/// Values of `bench train`.
+struct BenchTrainFlags {
+  std::string preset = "gpt2";
+  int64_t batch = 4;
+  int64_t seq = 64;
+  int steps = 5;
+  int warmup = 2;
+  /// Rounds of (C++, Python); each side's figure is the median over rounds.
+  int rounds = 2;
+  /// Skip the Python peer (no python3-torch, or only this side wanted).
+  bool no_peer = false;
+};
+
+/// Prints per-phase step times, tokens/s, model FLOP/s as a fraction of a
+/// float32 matmul peak measured in the same run, peak RSS, and the ratio
+/// to the Python peer.
+int run_bench_train(const BenchTrainFlags& flags, std::ostream& out);
+
+/// Registers `train` under the `bench` subcommand.
+void add_bench_train_command(CLI::App& bench, int* rc);
+
+}  // namespace gpt2::app
