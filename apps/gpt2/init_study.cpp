@@ -9,7 +9,9 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
+#include "apps/gpt2/init_plot.h"
 #include "gpt2/io/atomic_file.h"
 #include "gpt2/model/gpt.h"
 
@@ -77,6 +79,14 @@ std::vector<InitProfile> run_sweep(const SweepFlags& f, std::ostream& out) {
   const std::string path = (std::filesystem::path(f.out) / "init_sweep.csv").string();
   write_atomically(path, [&csv](std::ostream& file) { file << csv.str(); });
   fmt::print(out, "wrote     {} (one row per scheme, depth and block)\n", path);
+  const std::string width = fmt::format("n_embd {}, init on random tokens", f.n_embd);
+  for (const auto& [what, name, title] :
+       {std::tuple{InitQuantity::kResidualStd, "init_residual_std.svg", "Residual stream at init"},
+        std::tuple{InitQuantity::kGradNorm, "init_grad_norm.svg", "Gradient norm per block at init"}}) {
+    const std::string picture = (std::filesystem::path(f.out) / name).string();
+    plot_init_profiles(profiles, what, picture, fmt::format("{} ({})", title, width));
+    fmt::print(out, "wrote     {}\n", picture);
+  }
   return profiles;
 }
 
