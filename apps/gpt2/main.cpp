@@ -8,6 +8,9 @@
 
 #include "apps/gpt2/export_command.h"
 #include "apps/gpt2/inspect.h"
+#include "apps/gpt2/plot_command.h"
+#include "apps/gpt2/prepare_command.h"
+#include "apps/gpt2/train_command.h"
 #include "gpt2/error.h"
 
 int main(int argc, char** argv) {
@@ -16,6 +19,9 @@ int main(int argc, char** argv) {
   int rc = 0;
   gpt2::app::add_inspect_command(app, &rc);
   gpt2::app::add_export_command(app, &rc);
+  gpt2::app::add_prepare_command(app, &rc);
+  gpt2::app::add_train_command(app, &rc);
+  gpt2::app::add_plot_command(app, &rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
