@@ -4,6 +4,7 @@
 /// live in gpt2/model/, gpt2/io/, gpt2/text/ and gpt2/train/.
 
 #include "gpt2/error.h"
+#include "gpt2/generate/generate.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/export.h"
 #include "gpt2/model/config.h"

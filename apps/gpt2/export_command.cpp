@@ -8,12 +8,19 @@
 #include <iostream>
 #include <memory>
 
+#include "gpt2/error.h"
+#include "gpt2/io/atomic_file.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/export.h"
 
 namespace gpt2::app {
 
 int run_export(const ExportFlags& flags, std::ostream& out) {
+  if (!flags.checkpoint.empty() && same_file(flags.checkpoint, flags.out)) {
+    throw FileError(fmt::format(
+        "--out '{}' is the same file as --checkpoint '{}'; refusing to overwrite the input",
+        flags.out, flags.checkpoint));
+  }
   GPT model = flags.checkpoint.empty() ? GPT(flags.model.config())
                                        : load_checkpoint(flags.checkpoint).model;
   model->eval();

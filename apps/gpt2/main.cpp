@@ -6,11 +6,14 @@
 
 #include <iostream>
 
+#include "apps/gpt2/bench_command.h"
 #include "apps/gpt2/export_command.h"
+#include "apps/gpt2/generate_command.h"
 #include "apps/gpt2/inspect.h"
 #include "apps/gpt2/plot_command.h"
 #include "apps/gpt2/prepare_command.h"
 #include "apps/gpt2/train_command.h"
+#include "apps/gpt2/tokenize_command.h"
 #include "gpt2/error.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +22,9 @@ int main(int argc, char** argv) {
   int rc = 0;
   gpt2::app::add_inspect_command(app, &rc);
   gpt2::app::add_export_command(app, &rc);
+  gpt2::app::add_generate_command(app, &rc);
+  gpt2::app::add_tokenize_command(app, &rc);
+  gpt2::app::add_bench_command(app, &rc);
   gpt2::app::add_prepare_command(app, &rc);
   gpt2::app::add_train_command(app, &rc);
   gpt2::app::add_plot_command(app, &rc);

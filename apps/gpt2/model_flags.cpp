@@ -17,7 +17,7 @@ std::string flag_of(const ConfigField& f, bool negated) {
 
 }  // namespace
 
-std::vector<CLI::Option*> ModelFlags::add_to(CLI::App& app) {
+std::vector<CLI::Option*> ModelFlags::add_to(CLI::App& app, const std::vector<std::string>& skip) {
   std::vector<CLI::Option*> added;
   added.push_back(app.add_option("--preset", preset, "Model sizes to start from")
                       ->check(CLI::IsMember(preset_choices))
@@ -26,6 +26,7 @@ std::vector<CLI::Option*> ModelFlags::add_to(CLI::App& app) {
   defaults.init().seed(kDefaultSeed);
   for (const auto& [field, text] : field_texts(defaults)) {
     const std::string key = field.key;
+    if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
     if (text == "true" || text == "false") {
       // A switch: --no-bias turns off what defaults on, --x turns on.
       const bool negated = text == "true";

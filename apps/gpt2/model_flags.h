@@ -22,10 +22,11 @@ struct ModelFlags {
   /// Field overrides in the order given: (ConfigField::key, text).
   std::vector<std::pair<std::string, std::string>> overrides;
 
-  /// Adds --preset and one flag per config field to `app`; returns them, so
-  /// a command can make another flag exclude them. `app` must not outlive
-  /// this object.
-  std::vector<CLI::Option*> add_to(CLI::App& app);
+  /// Adds --preset and one flag per config field to `app`, but for the
+  /// fields keyed in `skip` (a command whose own flag has the same name);
+  /// returns them, so a command can make another flag exclude them. `app`
+  /// must not outlive this object.
+  std::vector<CLI::Option*> add_to(CLI::App& app, const std::vector<std::string>& skip = {});
   /// Records an override as a flag would (`set("n_layer", "3")`).
   ModelFlags& set(const std::string& key, const std::string& text);
   /// The preset, init seed 1337, then every override; throws ConfigError

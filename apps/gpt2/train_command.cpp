@@ -14,9 +14,9 @@
 #include "apps/gpt2/loss_plot.h"
 #include "apps/gpt2/progress.h"
 #include "apps/gpt2/runtime.h"
-#include "apps/gpt2/sample_text.h"
 #include "apps/gpt2/train_presets.h"
 #include "gpt2/error.h"
+#include "gpt2/generate/generate.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/loop.h"
@@ -169,10 +169,19 @@ int run_train(const TrainFlags& flags) {
   }
   const int64_t n = flags.sample_tokens >= 0 ? flags.sample_tokens : preset.sample_tokens;
   if (n > 0) {
+    // nanoGPT's sample.py settings; the text is streamed as it is sampled
+    // (a GPT-2 token may end mid-character, so BPE text is printed whole).
     const TextCodec codec = text_codec(meta);
-    const auto ids = sample_tokens(*t.model, {codec.start_token}, n, 0.8, 200, o.seed());
-    fmt::print("sample    {} tokens, temperature 0.8, top-k 200:\n{}\n", n,
-               codec.decode(std::vector<int32_t>(ids.begin() + 1, ids.end())));
+    const auto options = SamplingOptions().max_new_tokens(n).temperature(0.8).top_k(200).seed(o.seed());
+    fmt::print("sample    {} tokens, temperature 0.8, top-k 200, from \"{}\":\n", n,
+               meta.tokenizer == "char" ? "\\n" : "<|endoftext|>");
+    const bool stream = meta.tokenizer == "char";
+    const auto ids = generate(*t.model, {{codec.start_token}}, options, [&](size_t, int64_t id) {
+      if (stream) fmt::print("{}", codec.decode({static_cast<int32_t>(id)}));
+      std::fflush(stdout);
+    });
+    if (!stream) fmt::print("{}", codec.decode(std::vector<int32_t>(ids[0].begin(), ids[0].end())));
+    fmt::print("\n");
   }
   return 0;
 }

@@ -1,18 +1,25 @@
 #include "gpt2/io/atomic_file.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
 
 #include "gpt2/error.h"
 #include "gpt2/io/detail/atomic_write_fault.h"
+#include "gpt2/io/detail/fd_streambuf.h"
+#include "gpt2/io/detail/remove_on_signal.h"
 
 namespace gpt2 {
 namespace detail {
@@ -64,14 +71,83 @@ std::string create_temporary(const std::filesystem::path& target,
   }
 }
 
-}  // namespace
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
 
-void write_atomically(const std::string& path,
-                      const std::function<void(const std::string& tmp_path)>& write) {
-  const std::filesystem::path target(path);
+std::string reason(int err) {
+  const char* name = ::strerrorname_np(err);
+  return fmt::format("{} ({})", std::strerror(err), name ? name : "?");
+}
+
+// The file to replace: `path`, or what a symbolic link there points to.
+// Throws FileError for anything but a regular file or nothing.
+std::filesystem::path resolve_target(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return path;
+    throw FileError(fmt::format("cannot write '{}': {}", path, reason(errno)));
+  }
+  std::filesystem::path target(path);
+  if (S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    target = std::filesystem::weakly_canonical(path, ec);
+    if (ec) {
+      throw FileError(fmt::format("cannot write '{}': cannot resolve the symbolic link: {}", path,
+                                  ec.message()));
+    }
+    if (::stat(target.c_str(), &st) != 0) return target;  // a link to a file yet to exist
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw FileError(fmt::format("cannot write '{}': it is {}; refusing to replace it", path,
+                                kind_of(st.st_mode)));
+  }
+  return target;
+}
+
+// Removes `.<name>.tmp-<pid>-<n>` files of processes that no longer exist.
+void remove_stale_temporaries(const std::filesystem::path& target,
+                              const std::filesystem::path& folder) {
+  const std::string prefix = fmt::format(".{}.tmp-", target.filename().string());
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
+// Runs `write` on a fresh temporary file beside `path` and renames it over
+// the target; see write_atomically.
+void replace(const std::string& path, const std::function<void(const std::string&)>& write) {
+  const std::filesystem::path target = resolve_target(path);
   std::filesystem::path folder = target.parent_path();
   if (folder.empty()) folder = ".";
-  const std::string tmp = create_temporary(target, folder);
+  remove_stale_temporaries(target, folder);
+  // Signals wait while the file is created and its removal armed, so that
+  // none lands between the two.
+  sigset_t interrupting, previous_mask;
+  sigemptyset(&interrupting);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupting, sig);
+  ::pthread_sigmask(SIG_BLOCK, &interrupting, &previous_mask);
+  std::string tmp;
+  std::optional<detail::RemoveOnSignal> remove_on_signal;
+  try {
+    tmp = create_temporary(target, folder);
+    remove_on_signal.emplace(tmp);
+  } catch (...) {
+    ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+    throw;
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   try {
     write(tmp);
     step_done("written");
@@ -89,6 +165,40 @@ void write_atomically(const std::string& path,
     fsync_path(folder.string(), O_RDONLY | O_DIRECTORY);
   } catch (const std::exception&) {
   }
+}
+
+}  // namespace
+
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string& tmp_path)>& write) {
+  replace(path, write);
+}
+
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  replace(path, [&write](const std::string& tmp) {
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error(fmt::format("open {}: {}", tmp, reason(errno)));
+    detail::FdStreambuf buffer(fd);
+    std::ostream stream(&buffer);
+    try {
+      write(stream);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    const int err = buffer.finish();
+    const int closed = ::close(fd) == 0 ? 0 : errno;
+    if (err != 0 || closed != 0) {
+      throw std::runtime_error(fmt::format("after {} bytes: {}", buffer.written(),
+                                           reason(err != 0 ? err : closed)));
+    }
+  });
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 }  // namespace gpt2

@@ -4,14 +4,32 @@
 /// over the target, fsync the folder.
 
 #include <functional>
+#include <iosfwd>
 #include <string>
 
 namespace gpt2 {
 
-/// Calls `write(tmp_path)` to fill a fresh temporary file beside `path`, then
-/// makes it `path`. If `write` or any step throws, the temporary file is
-/// removed, an existing `path` is untouched, and FileError names `path`.
+/// Fills a fresh temporary file beside `path` through the stream given to
+/// `write`, then makes it `path`. The stream never fails midway: a write
+/// error (a full disk: ENOSPC) is recorded, and reported once `write`
+/// returns, so writers that cannot unwind from a short write (LibTorch's
+/// zip writer) end cleanly. If anything fails, or SIGINT / SIGTERM / SIGHUP
+/// ends the process meanwhile, the temporary file is removed and an
+/// existing `path` is untouched; FileError names `path` and the reason.
+///
+/// `path` must be a regular file or not exist: a device, FIFO, socket or
+/// folder there is refused. A symbolic link is followed: the file it points
+/// to is replaced and the link stays. Temporary files left by a killed
+/// process (SIGKILL) for the same target are removed.
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+
+/// As above for writers that open the file themselves: `write(tmp_path)`
+/// fills the temporary file. Write errors surface as that writer reports them.
 void write_atomically(const std::string& path,
                       const std::function<void(const std::string& tmp_path)>& write);
+
+/// Whether `a` and `b` both exist and are the same file (device and inode),
+/// links and other spellings of a path included.
+bool same_file(const std::string& a, const std::string& b);
 
 }  // namespace gpt2

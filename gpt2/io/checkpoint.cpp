@@ -9,6 +9,7 @@
 #include <torch/serialize/output-archive.h>
 
 #include <cstring>
+#include <ostream>
 #include <optional>
 #include <type_traits>
 #include <sstream>
@@ -132,6 +133,7 @@ Parsed parse(const std::string& path) {
     for_each_field(p.config,
                    [&meta](const ConfigField& f, auto& v) { read_field(meta, f, v); });
     p.config.validate();
+    check_fits_in_memory(p.config);  // before anything is built from it
     p.step = meta.attr("step").toInt();
     if (meta.hasattr("rng_state")) p.rng_state = meta.attr("rng_state").toTensor();
     if (meta.hasattr("extra")) p.extra = meta.attr("extra").toStringRef();
@@ -200,13 +202,13 @@ void load_parsed(const Parsed& p, const std::string& path, GPTImpl& model) {
 }  // namespace
 
 void save_checkpoint(const std::string& path, const GPTImpl& model, const TrainingState& state) {
-  write_atomically(path, [&](const std::string& tmp) {
+  write_atomically(path, [&](std::ostream& out) {
     torch::serialize::OutputArchive archive;
     model.save(archive);
     torch::serialize::OutputArchive meta;
     write_meta(meta, model.config, state);
     archive.write("gpt2", meta);
-    archive.save_to(tmp);
+    archive.save_to(out);
   });
 }
 

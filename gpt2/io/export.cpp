@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <ostream>
 
 #include "gpt2/io/atomic_file.h"
 
@@ -144,7 +145,7 @@ Module to_torchscript(const GPTImpl& model) {
 
 void export_torchscript(const GPTImpl& model, const std::string& path) {
   Module program = to_torchscript(model);
-  write_atomically(path, [&program](const std::string& tmp) { program.save(tmp); });
+  write_atomically(path, [&program](std::ostream& out) { program.save(out); });
 }
 
 }  // namespace gpt2

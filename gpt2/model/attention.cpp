@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace gpt2 {
 
@@ -19,17 +20,26 @@ void CausalSelfAttentionImpl::reset() {
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout()));
 }
 
-torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, KVCache* cache,
+                                              size_t layer) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const int64_t nh = config.n_head(), hs = C / nh;
   auto qkv = c_attn(x).split(C, /*dim=*/2);  // 3 x (B, T, C)
   auto q = qkv[0].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
+  const int64_t past = cache ? cache->length() : 0;
+  if (cache) std::tie(k, v) = cache->append(layer, k, v);  // (B, nh, past + T, hs)
 
-  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(hs)));  // (B, nh, T, T)
-  auto future = torch::ones({T, T}, x.options().dtype(torch::kBool)).triu(1);  // (T, T)
-  att = att.masked_fill(future, -std::numeric_limits<double>::infinity());
+  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(hs)));  // (B, nh, T, past + T)
+  if (T > 1) {
+    // Query i sits at position past + i and may not see keys after it. (A
+    // single new token sees every cached key: nothing to mask.)
+    auto query_pos = torch::arange(past, past + T, x.options().dtype(torch::kLong));  // (T)
+    auto key_pos = torch::arange(past + T, x.options().dtype(torch::kLong));          // (past + T)
+    auto future = key_pos.unsqueeze(0) > query_pos.unsqueeze(1);                       // (T, past + T)
+    att = att.masked_fill(future, -std::numeric_limits<double>::infinity());
+  }
   att = attn_dropout(torch::softmax(att, -1));
   auto y = torch::matmul(att, v);                            // (B, nh, T, hs)
   y = y.transpose(1, 2).contiguous().view({B, T, C});        // (B, T, C)

@@ -6,6 +6,7 @@
 #include <torch/nn/pimpl.h>
 
 #include "gpt2/model/config.h"
+#include "gpt2/model/kv_cache.h"
 #include "gpt2/model/linear.h"
 
 namespace gpt2 {
@@ -19,8 +20,11 @@ class CausalSelfAttentionImpl : public torch::nn::Cloneable<CausalSelfAttentionI
   /// Registers c_attn, c_proj (flagged residual) and the dropouts.
   void reset() override;
 
-  /// x (B, T, C) -> y (B, T, C).
-  torch::Tensor forward(const torch::Tensor& x);
+  /// x (B, T, C) -> y (B, T, C). With a cache, x holds the T positions
+  /// after the cache's length(): their keys and values are written into
+  /// layer `layer` of it and the queries attend to every cached position
+  /// too. Without one, x starts at position 0.
+  torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr, size_t layer = 0);
 
   /// The model's config (n_head, n_embd, bias, dropout are read).
   GPTConfig config;

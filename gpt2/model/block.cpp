@@ -12,9 +12,9 @@ void BlockImpl::reset() {
   mlp = register_module("mlp", MLP(config));
 }
 
-torch::Tensor BlockImpl::forward(torch::Tensor x) {
-  x = x + attn(ln_1(x));  // (B, T, C)
-  x = x + mlp(ln_2(x));   // (B, T, C)
+torch::Tensor BlockImpl::forward(torch::Tensor x, KVCache* cache, size_t layer) {
+  x = x + attn->forward(ln_1(x), cache, layer);  // (B, T, C)
+  x = x + mlp(ln_2(x));                          // (B, T, C)
   return x;
 }
 

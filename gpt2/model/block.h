@@ -19,8 +19,8 @@ class BlockImpl : public torch::nn::Cloneable<BlockImpl> {
   /// Registers ln_1, attn, ln_2, mlp.
   void reset() override;
 
-  /// x (B, T, C) -> x (B, T, C).
-  torch::Tensor forward(torch::Tensor x);
+  /// x (B, T, C) -> x (B, T, C); `cache` and `layer` go to the attention.
+  torch::Tensor forward(torch::Tensor x, KVCache* cache = nullptr, size_t layer = 0);
 
   /// The model's config.
   GPTConfig config;

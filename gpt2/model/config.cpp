@@ -1,6 +1,7 @@
 #include "gpt2/model/config.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <c10/util/Exception.h>
 
@@ -8,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <type_traits>
 
 #include "gpt2/error.h"
@@ -76,16 +78,35 @@ void GPTConfig::validate() const {
 }
 
 int64_t GPTConfig::num_parameters(bool non_embedding) const {
-  const int64_t c = n_embd();
-  const int64_t b = bias() ? 1 : 0;
-  const int64_t layer_norm = c + b * c;
-  const int64_t attention = (c * 3 * c + b * 3 * c) + (c * c + b * c);
-  const int64_t mlp = (c * 4 * c + b * 4 * c) + (4 * c * c + b * c);
-  const int64_t block = 2 * layer_norm + attention + mlp;
-  const int64_t wpe = block_size() * c;
+  // 128-bit, so that no size a config can hold overflows before the check.
+  __extension__ typedef __int128 Wide;
+  const Wide c = n_embd();
+  const Wide b = bias() ? 1 : 0;
+  const Wide layer_norm = c + b * c;
+  const Wide attention = (c * 3 * c + b * 3 * c) + (c * c + b * c);
+  const Wide mlp = (c * 4 * c + b * 4 * c) + (4 * c * c + b * c);
+  const Wide block = 2 * layer_norm + attention + mlp;
+  const Wide wpe = Wide(block_size()) * c;
   // wte and lm_head are one matrix, counted once.
-  const int64_t total = vocab_size() * c + wpe + n_layer() * block + layer_norm;
-  return non_embedding ? total - wpe : total;
+  const Wide total = Wide(vocab_size()) * c + wpe + Wide(n_layer()) * block + layer_norm;
+  if (total > std::numeric_limits<int64_t>::max()) {
+    throw ConfigError(fmt::format(
+        "a model with n_layer {}, n_embd {}, vocab_size {}, block_size {} has more than 2^63 "
+        "parameters", n_layer(), n_embd(), vocab_size(), block_size()));
+  }
+  return static_cast<int64_t>(non_embedding ? total - wpe : total);
+}
+
+void check_fits_in_memory(const GPTConfig& config, int64_t bytes_per_parameter) {
+  const double need = static_cast<double>(config.num_parameters()) * bytes_per_parameter;
+  const double have =
+      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (have > 0 && need > have) {
+    throw ConfigError(fmt::format(
+        "the model's {} parameters need {:.1f} GB at {} bytes each, more than this machine's "
+        "{:.1f} GB of memory", config.num_parameters(), need / 1e9, bytes_per_parameter,
+        have / 1e9));
+  }
 }
 
 int64_t GPTConfig::residual_count() const {

@@ -70,7 +70,8 @@ struct GPTConfig {
   void validate() const;
 
   /// Parameters of the model this config builds, the tied matrix once.
-  /// Computed from the sizes alone, without allocating.
+  /// Computed from the sizes alone, without allocating; ConfigError if the
+  /// count does not fit in int64.
   int64_t num_parameters(bool non_embedding = false) const;
 
   /// std of the residual projections (c_proj weights) under the init scheme.
@@ -88,6 +89,11 @@ template <>
 const std::vector<std::pair<Gelu, std::string>>& names<Gelu>();
 template <>
 const std::vector<std::pair<ResidualScale, std::string>>& names<ResidualScale>();
+
+/// Throws ConfigError with the byte counts when config's parameters, at
+/// `bytes_per_parameter` each, need more than the machine's physical
+/// memory: a size typo fails at once instead of when memory runs out.
+void check_fits_in_memory(const GPTConfig& config, int64_t bytes_per_parameter = 4);
 
 /// "tanh" / "exact".
 std::string to_string(Gelu gelu);

@@ -77,6 +77,7 @@ TransformerImpl::TransformerImpl(const GPTConfig& config, const torch::Tensor& t
 
 GPTImpl::GPTImpl(const GPTConfig& config_) : config(config_) {
   config.validate();
+  check_fits_in_memory(config);
   reset();
 }
 
@@ -129,16 +130,20 @@ torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
   return embed_checked(idx);
 }
 
-torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx) {
-  auto pos = torch::arange(idx.size(1), idx.options());  // (T)
+torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx, int64_t first_position) {
+  auto pos = torch::arange(first_position, first_position + idx.size(1), idx.options());  // (T)
   auto tok_emb = transformer->wte(idx);                  // (B, T, C)
   auto pos_emb = transformer->wpe(pos);                  // (T, C)
   return transformer->drop(tok_emb + pos_emb);           // (B, T, C)
 }
 
-torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
-  auto x = embed_checked(idx);                           // (B, T, C)
-  for (const auto& block : *transformer->h) x = block->as<BlockImpl>()->forward(x);
+torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
+  auto x = embed_checked(idx, cache ? cache->length() : 0);  // (B, T, C)
+  size_t layer = 0;
+  for (const auto& block : *transformer->h) {
+    x = block->as<BlockImpl>()->forward(x, cache, layer++);
+  }
+  if (cache) cache->advance(idx.size(1));
   return transformer->ln_f(x);                           // (B, T, C)
 }
 
@@ -158,6 +163,21 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
 torch::Tensor GPTImpl::forward_last(const torch::Tensor& idx) {
   check_token_ids(idx, config);
   auto x = hidden(idx);                                  // (B, T, C)
+  return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
+}
+
+torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, KVCache& cache) {
+  check_token_ids(idx, config);
+  if (idx.size(0) != cache.batch()) {
+    throw InputError(fmt::format("idx has {} rows but the KV cache holds {}", idx.size(0),
+                                 cache.batch()));
+  }
+  if (cache.length() + idx.size(1) > config.block_size()) {
+    throw InputError(fmt::format(
+        "{} new positions after the {} cached ones pass block_size {}; crop the context and "
+        "clear the cache", idx.size(1), cache.length(), config.block_size()));
+  }
+  auto x = hidden(idx, &cache);                          // (B, T, C)
   return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
 }
 

@@ -18,6 +18,7 @@
 #include "gpt2/model/block.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/init.h"
+#include "gpt2/model/kv_cache.h"
 #include "gpt2/model/layer_norm.h"
 #include "gpt2/model/linear.h"
 
@@ -57,7 +58,8 @@ struct GPTOutput {
 /// mlp.{c_fc, c_proj}}, ln_f}, lm_head.
 class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  public:
-  /// Validates the config (ConfigError), builds the modules and runs
+  /// Validates the config and that its float32 weights fit in memory
+  /// (ConfigError, before allocating anything), builds the modules and runs
   /// init_weights with config.init(): every tensor is written once. Under a
   /// DeferInit it writes nothing.
   explicit GPTImpl(const GPTConfig& config);
@@ -89,6 +91,14 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// only, computing the head once per row instead of T times.
   torch::Tensor forward_last(const torch::Tensor& idx);
 
+  /// Incremental decoding: idx (B, T) holds the tokens at absolute
+  /// positions [cache.length(), cache.length() + T); their keys and values
+  /// go into `cache`, which then advances by T. Returns the logits of the
+  /// last position (B, vocab_size), equal to forward_last over the whole
+  /// sequence. Throws InputError for bad ids, a batch other than the
+  /// cache's, or positions past block_size (crop and clear() the cache).
+  torch::Tensor forward_cached(const torch::Tensor& idx, KVCache& cache);
+
   /// idx (B, T) -> token + position embeddings (B, T, n_embd), the
   /// residual stream entering block 0. Validates idx like forward.
   torch::Tensor embed(const torch::Tensor& idx);
@@ -116,8 +126,8 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  private:
   void build();
   // embed / forward without checking idx, for callers that already did.
-  torch::Tensor embed_checked(const torch::Tensor& idx);
-  torch::Tensor hidden(const torch::Tensor& idx);
+  torch::Tensor embed_checked(const torch::Tensor& idx, int64_t first_position = 0);
+  torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr);
 };
 TORCH_MODULE(GPT);
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpt2/error.h"
+#include "gpt2/model/gpt.h"
 
 namespace gpt2 {
 namespace {
@@ -89,6 +90,24 @@ TEST(Config, EnumNamesRoundTrip) {
   EXPECT_THROW(gelu_from_string("erf"), ConfigError);
   EXPECT_STREQ(torch_gelu_approximate(Gelu::kTanh), "tanh");
   EXPECT_STREQ(torch_gelu_approximate(Gelu::kExact), "none");
+}
+
+TEST(Config, HugeSizesAreRefusedBeforeAnyAllocation) {
+  // 2^33 wide: more parameters than int64 counts; the count says so.
+  const GPTConfig wide = GPTConfig().n_embd(int64_t{1} << 33).n_head(1);
+  EXPECT_THROW(wide.num_parameters(), ConfigError);
+  // 10 million layers of GPT-2 width: 283 PB of float32, refused by the
+  // memory check (a ConfigError naming the bytes), not by the OOM killer.
+  const GPTConfig deep = GPTConfig().n_layer(10'000'000);
+  try {
+    check_fits_in_memory(deep);
+    FAIL() << "a 10M-layer model was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than this machine's"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(GPT{deep}, ConfigError);
+  EXPECT_NO_THROW(check_fits_in_memory(GPTConfig()));  // 124M fits anywhere this runs
 }
 
 TEST(ConfigFields, TableListsEveryFieldOnceWithUniqueKeysAndFlags) {

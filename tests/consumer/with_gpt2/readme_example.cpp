@@ -2,6 +2,8 @@
 // readme.cpp_examples_are_built_by_the_consumer checks that every ```cpp
 // block of README.md is in this folder, and the consumer tests compile this
 // file, so the examples cannot rot. Built, not run (it makes the 124M model).
+#include <iostream>
+
 #include "gpt2/gpt2.h"
 
 int main() {
@@ -29,4 +31,14 @@ int main() {
   gpt2::Checkpoint c = gpt2::load_checkpoint("ckpt.pt");      // model rebuilt from the file's config
   gpt2::load_weights("ckpt.pt", *model);                      // into an existing model
   gpt2::load_optimizer_state("ckpt.pt", *opt);
+}
+
+[[maybe_unused]] static void text_in_text_out(gpt2::GPT model, std::vector<int64_t> prompt_ids) {
+  const gpt2::Tokenizer tok = gpt2::Tokenizer::gpt2();      // shipped files, sha256-checked
+  std::vector<int32_t> ids = tok.encode("hello world");      // {31373, 995}
+  std::string text = tok.decode(ids);                        // bytes; round-trips any bytes
+
+  auto out = gpt2::generate(*model, {prompt_ids}, gpt2::SamplingOptions()
+      .max_new_tokens(100).temperature(0.8).top_k(200).stop_token(50256),
+      [&](size_t row, int64_t token) { std::cout << tok.decode_token(token); });
 }

@@ -1,0 +1,33 @@
+#pragma once
+// `gpt2 bench`: speed figures printed beside a reference measured in the
+// same run (memory bandwidth, tiktoken-free tokenizer MB/s), never asserted
+// by tests.
+
+#include <CLI/App.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace gpt2::app {
+
+/// Values of `bench generate`.
+struct BenchGenerateFlags {
+  std::string preset = "gpt2";
+  int64_t prompt_tokens = 16;
+  int64_t new_tokens = 256;
+  int repeats = 3;
+};
+
+/// Tokens/s of greedy decoding with and without the KV cache (alternating,
+/// median of `repeats`), and the memory-bandwidth bound: bytes of weights
+/// read per token over a read bandwidth measured in the same run.
+int run_bench_generate(const BenchGenerateFlags& flags, std::ostream& out);
+
+/// MB/s and tokens of the GPT-2 tokenizer on `path`, median of `repeats`.
+int run_bench_tokenize(const std::string& path, int repeats, std::ostream& out);
+
+/// Registers `bench generate` and `bench tokenize` on `app`.
+void add_bench_command(CLI::App& app, int* rc);
+
+}  // namespace gpt2::app

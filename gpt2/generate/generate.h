@@ -1,0 +1,36 @@
+#pragma once
+/// Text generation from a GPT: prompts in, sampled continuations out, with
+/// a KV cache so that each new token costs one position, not the context.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "gpt2/generate/sampling.h"
+#include "gpt2/model/gpt.h"
+
+namespace gpt2 {
+
+/// Called with (prompt index, token) for each new token as soon as it is
+/// chosen, so a caller can stream text.
+using TokenCallback = std::function<void(size_t row, int64_t token)>;
+
+/// Extends each prompt by up to options.max_new_tokens() tokens sampled by
+/// sample_next, stopping a row early at options.stop_token(). Returns the
+/// new tokens of each prompt (the prompt not repeated), in prompt order.
+///
+/// Prompts of equal length run as one batch. A context longer than
+/// block_size is cropped to its last block_size tokens, as nanoGPT does;
+/// positions then shift, so no cached key stays valid: from there on each
+/// step clears the cache and runs the cropped context again (the cost of
+/// decoding without a cache, and the same logits).
+///
+/// Runs without grad and with dropout off (the model's train/eval mode is
+/// restored after). Throws InputError for an empty prompt, a token id
+/// outside the vocabulary (naming prompt, position and id) or bad options.
+std::vector<std::vector<int64_t>> generate(GPTImpl& model,
+                                           const std::vector<std::vector<int64_t>>& prompts,
+                                           const SamplingOptions& options,
+                                           const TokenCallback& on_token = {});
+
+}  // namespace gpt2

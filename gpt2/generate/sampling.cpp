@@ -1,0 +1,51 @@
+#include "gpt2/generate/sampling.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "gpt2/error.h"
+
+namespace gpt2 {
+
+void validate(const SamplingOptions& o) {
+  if (!(o.temperature() >= 0.0) || !std::isfinite(o.temperature())) {
+    throw InputError(
+        fmt::format("temperature must be a finite number >= 0, got {}", o.temperature()));
+  }
+  if (o.top_k() && *o.top_k() < 1) {
+    throw InputError(fmt::format("top_k must be at least 1, got {}", *o.top_k()));
+  }
+  if (!(o.top_p() > 0.0 && o.top_p() <= 1.0)) {
+    throw InputError(fmt::format("top_p must be in (0, 1], got {}", o.top_p()));
+  }
+  if (o.max_new_tokens() < 0) {
+    throw InputError(fmt::format("max_new_tokens must be >= 0, got {}", o.max_new_tokens()));
+  }
+}
+
+torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
+                          at::Generator& generator) {
+  if (o.temperature() == 0.0) return logits.argmax(-1);  // (B)
+  auto scaled = logits.to(torch::kFloat) / o.temperature();  // (B, V)
+  constexpr double kNever = -std::numeric_limits<double>::infinity();
+  if (o.top_k() && *o.top_k() < scaled.size(-1)) {
+    // Everything below the k-th largest logit is dropped (ties kept).
+    auto kth = std::get<0>(scaled.topk(*o.top_k(), -1)).select(-1, *o.top_k() - 1);  // (B)
+    scaled = scaled.masked_fill(scaled < kth.unsqueeze(-1), kNever);
+  }
+  if (o.top_p() < 1.0) {
+    auto [sorted, order] = scaled.sort(-1, /*descending=*/true);  // (B, V) each
+    auto cumulative = sorted.softmax(-1).cumsum(-1);               // (B, V)
+    // Drop a token when the tokens ranked above it already reach top_p;
+    // the most likely token always stays.
+    auto drop_sorted = (cumulative - sorted.softmax(-1)) >= o.top_p();  // (B, V)
+    auto drop = torch::zeros_like(drop_sorted).scatter(-1, order, drop_sorted);
+    scaled = scaled.masked_fill(drop, kNever);
+  }
+  auto probs = scaled.softmax(-1);  // (B, V)
+  return torch::multinomial(probs, 1, /*replacement=*/false, generator).squeeze(-1);  // (B)
+}
+
+}  // namespace gpt2

@@ -1,0 +1,44 @@
+#pragma once
+/// Choosing the next token from logits: greedy, temperature, top-k, top-p.
+
+#include <ATen/core/Generator.h>
+#include <torch/arg.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <optional>
+
+namespace gpt2 {
+
+/// How generate() samples and when it stops.
+struct SamplingOptions {
+  /// Tokens to add to each prompt at most.
+  TORCH_ARG(int64_t, max_new_tokens) = 256;
+  /// Divides the logits; 0 means greedy (always the most likely token).
+  TORCH_ARG(double, temperature) = 1.0;
+  /// Keep only the k most likely tokens; unset keeps all.
+  TORCH_ARG(std::optional<int64_t>, top_k) = std::nullopt;
+  /// Keep the smallest set of most likely tokens whose probability reaches
+  /// p (nucleus sampling); 1 keeps all.
+  TORCH_ARG(double, top_p) = 1.0;
+  /// Seed of the sampler's own generator: the same seed gives the same text.
+  TORCH_ARG(uint64_t, seed) = 1337;
+  /// A row stops after producing this token (GPT-2's <|endoftext|> is
+  /// 50256); unset runs every row to max_new_tokens.
+  TORCH_ARG(std::optional<int64_t>, stop_token) = std::nullopt;
+  /// Decode with a KV cache (one new position per step) rather than
+  /// recomputing the whole context per token, as nanoGPT does.
+  TORCH_ARG(bool, use_cache) = true;
+};
+
+/// Throws InputError naming the option and its value for temperature < 0
+/// or NaN, top_k < 1, top_p outside (0, 1], max_new_tokens < 0.
+void validate(const SamplingOptions& options);
+
+/// One token per row from logits (B, V): argmax at temperature 0, else a
+/// draw from softmax(logits / temperature) restricted by top_k and top_p,
+/// using `generator`. Returns (B) int64.
+torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& options,
+                          at::Generator& generator);
+
+}  // namespace gpt2

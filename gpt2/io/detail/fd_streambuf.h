@@ -1,0 +1,42 @@
+#pragma once
+/// An output streambuf over a file descriptor that never reports failure to
+/// its stream: the first write error (ENOSPC, EFBIG, EIO, ...) is recorded
+/// and later output dropped. Writers whose cleanup throws on a short write
+/// (LibTorch's zip writer throws from its destructor, which ends the
+/// process during unwinding) then finish normally, and the caller reports
+/// error() after. Internal to gpt2::io.
+
+#include <cstddef>
+#include <streambuf>
+#include <vector>
+
+namespace gpt2::detail {
+
+class FdStreambuf : public std::streambuf {
+ public:
+  /// Writes to `fd` (not owned) through a 1 MiB buffer.
+  explicit FdStreambuf(int fd);
+  /// Writes what is buffered; returns the first errno seen, or 0.
+  int finish();
+  /// The first errno seen so far, or 0.
+  int error() const { return error_; }
+  /// Bytes that reached the file.
+  std::size_t written() const { return written_; }
+
+ protected:
+  int_type overflow(int_type ch) override;
+  int sync() override;
+
+ private:
+  void drain();
+  int fd_;
+  int error_ = 0;
+  std::size_t written_ = 0;
+  std::vector<char> buffer_;
+};
+
+/// Test seam: when non-zero, writes past this many bytes fail with ENOSPC,
+/// as on a full disk. Not thread-safe.
+extern std::size_t fd_write_limit;
+
+}  // namespace gpt2::detail

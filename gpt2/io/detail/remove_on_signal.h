@@ -1,0 +1,26 @@
+#pragma once
+/// Removing a half-written temporary file when the process is interrupted.
+/// Internal to gpt2::io.
+
+#include <string>
+
+namespace gpt2::detail {
+
+/// While alive, a SIGINT, SIGTERM or SIGHUP whose action is the default
+/// (ending the process) first removes `tmp_path`, then ends the process as
+/// the default would. A handler the application installed runs instead and
+/// nothing is removed: it may let the save finish (a training loop that
+/// stops after the step). SIGKILL cannot be caught: write_atomically removes
+/// such leftovers at the next save of the same file. Up to 16 at once.
+class RemoveOnSignal {
+ public:
+  explicit RemoveOnSignal(const std::string& tmp_path);
+  ~RemoveOnSignal();
+  RemoveOnSignal(const RemoveOnSignal&) = delete;
+  RemoveOnSignal& operator=(const RemoveOnSignal&) = delete;
+
+ private:
+  int slot_ = -1;
+};
+
+}  // namespace gpt2::detail

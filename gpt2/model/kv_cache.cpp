@@ -1,0 +1,35 @@
+#include "gpt2/model/kv_cache.h"
+
+#include <c10/util/Exception.h>
+
+namespace gpt2 {
+
+KVCache::KVCache(const GPTConfig& config, int64_t batch, const torch::TensorOptions& options)
+    : capacity_(config.block_size()), batch_(batch) {
+  TORCH_CHECK(batch >= 1, "KVCache batch must be at least 1, got ", batch);
+  const int64_t nh = config.n_head(), hs = config.n_embd() / config.n_head();
+  for (int64_t i = 0; i < config.n_layer(); ++i) {
+    keys_.push_back(torch::empty({batch, nh, capacity_, hs}, options));
+    values_.push_back(torch::empty({batch, nh, capacity_, hs}, options));
+  }
+}
+
+std::pair<torch::Tensor, torch::Tensor> KVCache::append(size_t layer, const torch::Tensor& k,
+                                                        const torch::Tensor& v) {
+  TORCH_CHECK(layer < keys_.size(), "KVCache has ", keys_.size(), " layers, asked for ", layer);
+  const int64_t t = k.size(2), end = length_ + t;
+  TORCH_CHECK(k.size(0) == batch_, "KVCache holds ", batch_, " rows, got ", k.size(0));
+  TORCH_CHECK(end <= capacity_, "KVCache holds ", capacity_, " positions; ", length_,
+              " are filled and ", t, " more do not fit");
+  keys_[layer].narrow(2, length_, t).copy_(k);
+  values_[layer].narrow(2, length_, t).copy_(v);
+  return {keys_[layer].narrow(2, 0, end), values_[layer].narrow(2, 0, end)};
+}
+
+void KVCache::advance(int64_t t) {
+  TORCH_CHECK(t >= 0 && length_ + t <= capacity_, "KVCache cannot advance by ", t, " from ",
+              length_, " of ", capacity_);
+  length_ += t;
+}
+
+}  // namespace gpt2

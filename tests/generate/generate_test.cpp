@@ -1,0 +1,173 @@
+#include "gpt2/generate/generate.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "gpt2/error.h"
+#include "test_util.h"
+
+namespace gpt2 {
+namespace {
+
+// block_size 16: a 40-token generation crosses it.
+GPT tiny_model(uint64_t seed = 7) {
+  GPT model(testing::tiny_config().init(InitOptions().seed(seed)));
+  model->eval();
+  return model;
+}
+
+SamplingOptions greedy(int64_t n) { return SamplingOptions().temperature(0).max_new_tokens(n); }
+
+TEST(KVCache, LogitsEqualFullRecomputeAtEveryStep) {
+  GPT model = tiny_model();
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(1);
+  auto ctx = torch::randint(96, {2, 5});
+  KVCache cache(model->config, 2, model->lm_head->weight.options());
+  auto cached = model->forward_cached(ctx, cache);  // prefill
+  for (int step = 0; step < 11; ++step) {  // up to block_size 16
+    auto full = model->forward_last(ctx);
+    // Both are the same float32 ops on the same numbers but in different
+    // groupings (one query vs all); 1e-4 is far above float32 rounding at
+    // logits of size ~1 and far below any real difference.
+    EXPECT_LT((cached - full).abs().max().item<double>(), 1e-4) << "step " << step;
+    auto next = full.argmax(-1, /*keepdim=*/true);  // (B, 1)
+    ctx = torch::cat({ctx, next}, 1);
+    if (ctx.size(1) > 16) break;
+    cached = model->forward_cached(next, cache);
+  }
+  EXPECT_EQ(cache.length(), 16);
+}
+
+TEST(KVCache, AppendWritesInPlaceWithoutReallocating) {
+  const GPTConfig config = testing::tiny_config();
+  KVCache cache(config, 1, torch::TensorOptions());
+  auto k = torch::randn({1, 4, 3, 8});
+  const void* base = cache.append(0, k, k).first.data_ptr();
+  cache.advance(3);
+  auto [keys, values] = cache.append(0, k.narrow(2, 0, 1), k.narrow(2, 0, 1));
+  EXPECT_EQ(keys.data_ptr(), base);
+  EXPECT_EQ(keys.size(2), 4);
+  EXPECT_TRUE(torch::equal(keys.narrow(2, 0, 3), k));
+}
+
+TEST(Generate, CacheGivesTheSameTokensAsRecomputeAlsoPastBlockSize) {
+  GPT model = tiny_model();
+  const std::vector<std::vector<int64_t>> prompts = {{1, 2, 3, 4, 5}};
+  auto with = generate(*model, prompts, greedy(40));
+  auto without = generate(*model, prompts, greedy(40).use_cache(false));
+  ASSERT_EQ(with[0].size(), 40u);  // 45 tokens: cropped from 17 on
+  EXPECT_EQ(with, without);
+  // Sampled too (same seed, same logits to ~1e-6: the same draws).
+  auto o = SamplingOptions().max_new_tokens(40).seed(3);
+  EXPECT_EQ(generate(*model, prompts, o), generate(*model, prompts, o.use_cache(false)));
+}
+
+TEST(Generate, SameSeedSameTokensOtherSeedOtherTokens) {
+  GPT model = tiny_model();
+  const std::vector<std::vector<int64_t>> prompts = {{10, 11}};
+  auto o = SamplingOptions().max_new_tokens(30);
+  EXPECT_EQ(generate(*model, prompts, o.seed(1)), generate(*model, prompts, o.seed(1)));
+  EXPECT_NE(generate(*model, prompts, o.seed(1)), generate(*model, prompts, o.seed(2)));
+}
+
+TEST(Generate, BatchOfPromptsEqualsEachAloneWhenGreedy) {
+  GPT model = tiny_model();
+  const std::vector<std::vector<int64_t>> prompts = {{1, 2, 3}, {4}, {5, 6, 7}, {8, 9}};
+  std::vector<std::vector<int64_t>> alone;
+  for (const auto& p : prompts) alone.push_back(generate(*model, {p}, greedy(12))[0]);
+  EXPECT_EQ(generate(*model, prompts, greedy(12)), alone);
+}
+
+TEST(Generate, StopsAtStopTokenAndStreamsEveryToken) {
+  GPT model = tiny_model();
+  const std::vector<std::vector<int64_t>> prompts = {{1, 2, 3}};
+  const auto free_run = generate(*model, prompts, greedy(12))[0];
+  const int64_t stop = free_run[4];
+  std::vector<int64_t> streamed;
+  auto stopped = generate(*model, prompts, greedy(12).stop_token(stop),
+                          [&](size_t row, int64_t token) {
+                            EXPECT_EQ(row, 0u);
+                            streamed.push_back(token);
+                          })[0];
+  auto first = std::find(free_run.begin(), free_run.end(), stop);
+  EXPECT_EQ(stopped, std::vector<int64_t>(free_run.begin(), first + 1));
+  EXPECT_EQ(streamed, stopped);
+}
+
+TEST(Generate, RestoresTrainModeAndLeavesNoGradient) {
+  GPT model = tiny_model();
+  model->train();
+  generate(*model, {{1, 2}}, greedy(3));
+  EXPECT_TRUE(model->is_training());
+  EXPECT_FALSE(model->lm_head->weight.grad().defined());
+}
+
+TEST(Generate, BadOptionsAndPromptsAreInputErrorsNamingTheValue) {
+  GPT model = tiny_model();
+  auto expect_error = [&](const std::vector<std::vector<int64_t>>& prompts,
+                          const SamplingOptions& o, const std::string& fragment) {
+    try {
+      generate(*model, prompts, o);
+      FAIL() << "no error for " << fragment;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  const std::vector<std::vector<int64_t>> ok = {{1}};
+  expect_error(ok, SamplingOptions().temperature(-1), "temperature must be a finite number >= 0, got -1");
+  expect_error(ok, SamplingOptions().temperature(std::nan("")), "got nan");
+  expect_error(ok, SamplingOptions().top_k(0), "top_k must be at least 1, got 0");
+  expect_error(ok, SamplingOptions().top_p(0), "top_p must be in (0, 1], got 0");
+  expect_error(ok, SamplingOptions().top_p(1.5), "got 1.5");
+  expect_error({{1}, {}}, SamplingOptions(), "prompt 1 is empty");
+  expect_error({{1, 96}}, SamplingOptions(),
+               "token id 96 at position 1 of prompt 0 is outside the vocabulary [0, 96)");
+}
+
+TEST(Generate, ForwardCachedRejectsWrongBatchAndOverflow) {
+  GPT model = tiny_model();
+  torch::NoGradGuard no_grad;
+  KVCache cache(model->config, 1, torch::TensorOptions());
+  EXPECT_THROW(model->forward_cached(torch::zeros({2, 3}, torch::kLong), cache), InputError);
+  model->forward_cached(torch::zeros({1, 10}, torch::kLong), cache);
+  EXPECT_THROW(model->forward_cached(torch::zeros({1, 7}, torch::kLong), cache), InputError);
+  EXPECT_EQ(cache.length(), 10);
+}
+
+// --- sampling ---------------------------------------------------------------
+
+TEST(Sampling, TemperatureZeroIsArgmaxAndTopKOneToo) {
+  auto logits = torch::tensor({{0.1, 2.0, -1.0, 1.9}, {3.0, 0.0, 0.0, 0.0}});
+  at::Generator g = at::make_generator<at::CPUGeneratorImpl>(1);
+  auto expected = torch::tensor({1, 0}, torch::kLong);
+  EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions().temperature(0), g), expected));
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions().top_k(1), g), expected));
+  }
+}
+
+TEST(Sampling, TopKAndTopPKeepOnlyTheirTokens) {
+  // Probabilities 0.5, 0.3, 0.15, 0.05.
+  auto logits = torch::tensor({0.5, 0.3, 0.15, 0.05}).log().unsqueeze(0).expand({2000, 4});
+  at::Generator g = at::make_generator<at::CPUGeneratorImpl>(2);
+  auto k2 = sample_next(logits, SamplingOptions().top_k(2), g);
+  EXPECT_TRUE((k2 < 2).all().item<bool>());
+  // top_p 0.7: 0.5 alone does not reach it, 0.5 + 0.3 does: two tokens.
+  auto p = sample_next(logits, SamplingOptions().top_p(0.7), g);
+  EXPECT_TRUE((p < 2).all().item<bool>());
+  // Both kept tokens do occur, in about their renormalized ratio 5:3
+  // (0.625 of 2000 draws; 0.05 is over 10 standard errors of 0.011).
+  const double share = (p == 0).to(torch::kDouble).mean().item<double>();
+  EXPECT_NEAR(share, 0.625, 0.05);
+  // Without limits all four occur.
+  auto all = sample_next(logits, SamplingOptions(), g);
+  EXPECT_EQ(std::get<0>(at::_unique(all)).numel(), 4);
+}
+
+}  // namespace
+}  // namespace gpt2

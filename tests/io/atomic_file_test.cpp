@@ -1,0 +1,182 @@
+#include "gpt2/io/atomic_file.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "gpt2/error.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/io/detail/fd_streambuf.h"
+#include "gpt2/io/export.h"
+#include "test_util.h"
+
+namespace gpt2 {
+namespace {
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  write_atomically(path, [&text](std::ostream& out) { out << text; });
+}
+
+template <class F>
+std::string file_error_of(F&& f) {
+  try {
+    f();
+  } catch (const FileError& e) {
+    return e.what();
+  }
+  return "no FileError";
+}
+
+// A full disk, as the stream sees it: writes past a byte count fail with
+// ENOSPC. LibTorch's zip writer used to throw from its destructor here and
+// end the process.
+class FullDisk : public ::testing::Test {
+ protected:
+  void SetUp() override { detail::fd_write_limit = 64 * 1024; }
+  void TearDown() override { detail::fd_write_limit = 0; }
+};
+
+TEST_F(FullDisk, CheckpointAndExportFailWithEnospcKeepTheOldFileAndLeaveNoTemporary) {
+  testing::TempDir dir;
+  GPT model(testing::tiny_config().n_embd(64));  // ~ 200 kB: over the limit
+  detail::fd_write_limit = 0;
+  save_checkpoint(dir / "ckpt.pt", *model);
+  const std::string old = bytes_of(dir / "ckpt.pt");
+  detail::fd_write_limit = 64 * 1024;
+  GPT other(testing::tiny_config().n_embd(64).init(InitOptions().seed(9)));
+  const std::string ckpt_error = file_error_of([&] { save_checkpoint(dir / "ckpt.pt", *other); });
+  EXPECT_NE(ckpt_error.find("No space left on device (ENOSPC)"), std::string::npos) << ckpt_error;
+  EXPECT_NE(ckpt_error.find("ckpt.pt"), std::string::npos) << ckpt_error;
+  const std::string export_error =
+      file_error_of([&] { export_torchscript(*other, dir / "program.ts"); });
+  EXPECT_NE(export_error.find("ENOSPC"), std::string::npos) << export_error;
+  EXPECT_EQ(bytes_of(dir / "ckpt.pt"), old);
+  EXPECT_EQ(dir.entries(), 1);  // the old checkpoint only
+}
+
+TEST(AtomicFile, RefusesToReplaceDevicesFifosAndFolders) {
+  testing::TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  std::filesystem::create_directory(dir / "folder");
+  EXPECT_NE(file_error_of([] { write_text("/dev/null", "x"); })
+                .find("it is a character device; refusing to replace it"),
+            std::string::npos);
+  EXPECT_NE(file_error_of([&] { write_text(dir / "fifo", "x"); }).find("it is a FIFO"),
+            std::string::npos);
+  EXPECT_NE(file_error_of([&] { write_text(dir / "folder", "x"); }).find("it is a folder"),
+            std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  EXPECT_EQ(dir.entries(), 2);  // no temporary left
+}
+
+TEST(AtomicFile, SymbolicLinkIsFollowedAndKept) {
+  testing::TempDir dir;
+  write_text(dir / "real", "old");
+  std::filesystem::create_symlink(dir / "real", dir / "link");
+  write_text(dir / "link", "new");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "link"));
+  EXPECT_EQ(bytes_of(dir / "real"), "new");
+  std::filesystem::create_symlink(dir / "loop", dir / "loop");
+  EXPECT_NE(file_error_of([&] { write_text(dir / "loop", "x"); }).find("symbolic link"),
+            std::string::npos);
+}
+
+TEST(AtomicFile, TemporariesOfDeadProcessesAreRemovedLiveOnesKept) {
+  testing::TempDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);  // now a pid that no process has
+  const std::string dead = dir / fmt::format(".t.pt.tmp-{}-0", child);
+  const std::string live = dir / fmt::format(".t.pt.tmp-{}-999", ::getpid());
+  std::ofstream(dead) << "left by a killed save";
+  std::ofstream(live) << "a save in progress";
+  write_text(dir / "t.pt", "x");
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(live));
+}
+
+TEST(AtomicFile, SameFileSeesLinksAndOtherSpellings) {
+  testing::TempDir dir;
+  write_text(dir / "a", "1");
+  write_text(dir / "b", "1");
+  std::filesystem::create_symlink(dir / "a", dir / "to-a");
+  EXPECT_TRUE(same_file(dir / "a", dir / "to-a"));
+  EXPECT_TRUE(same_file(dir / "a", dir / "../" + std::filesystem::path(dir / "a").parent_path().filename().string() + "/a"));
+  EXPECT_FALSE(same_file(dir / "a", dir / "b"));
+  EXPECT_FALSE(same_file(dir / "a", dir / "missing"));
+}
+
+// A child process saving a checkpoint is sent SIGTERM at a random moment,
+// 100 times: the target is always the old file or the new one, and no
+// temporary file is left.
+TEST(AtomicFile, SignalDuringSaveLeavesOldOrNewFileAndNoTemporary) {
+  testing::TempDir dir;
+  GPT old_model(testing::tiny_config().n_embd(128).init(InitOptions().seed(1)));
+  GPT new_model(testing::tiny_config().n_embd(128).init(InitOptions().seed(2)));
+  save_checkpoint(dir / "new.pt", *new_model);
+  const std::string new_bytes = bytes_of(dir / "new.pt");
+  std::filesystem::remove(dir / "new.pt");
+  save_checkpoint(dir / "t.pt", *old_model);
+  const std::string old_bytes = bytes_of(dir / "t.pt");
+  ASSERT_NE(old_bytes, new_bytes);
+
+  const auto start = std::chrono::steady_clock::now();
+  save_checkpoint(dir / "t.pt", *old_model);  // how long one save takes here
+  const auto save_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::steady_clock::now() - start).count();
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<long> delay_us(0, 2 * save_us + 1000);
+  int killed = 0, finished = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      try {
+        save_checkpoint(dir / "t.pt", *new_model);
+      } catch (...) {
+        ::_exit(3);
+      }
+      ::_exit(0);
+    }
+    ASSERT_GT(child, 0);
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
+    ::kill(child, SIGTERM);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (WIFSIGNALED(status)) {
+      ++killed;
+      EXPECT_EQ(WTERMSIG(status), SIGTERM);
+    } else {
+      ++finished;
+      EXPECT_EQ(WEXITSTATUS(status), 0);
+    }
+    const std::string now = bytes_of(dir / "t.pt");
+    ASSERT_TRUE(now == old_bytes || now == new_bytes) << "trial " << trial;
+    ASSERT_EQ(dir.entries(), 1) << "a temporary file was left in trial " << trial;
+    if (now == new_bytes) save_checkpoint(dir / "t.pt", *old_model);
+  }
+  RecordProperty("killed", killed);
+  RecordProperty("finished", finished);
+  EXPECT_GT(killed, 10);  // the signal did land mid-save in many trials
+}
+
+}  // namespace
+}  // namespace gpt2
