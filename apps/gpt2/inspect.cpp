@@ -75,6 +75,14 @@ int report(const GPTImpl& model, std::ostream& out) {
 }
 
 int run_inspect(const InspectFlags& flags, std::ostream& out) {
+  if (!flags.checkpoint.empty()) {
+    const Checkpoint c = load_checkpoint(flags.checkpoint);
+    fmt::print(out, "loaded    {} (trained {} steps)\n", flags.checkpoint, c.step);
+    const bool tied = print_tie(*c.model, out);
+    fmt::print(out, "fresh     the init checks below run on a new model of the checkpoint's config\n");
+    const int rc = report(*GPT(c.model->config), out);
+    return tied ? rc : 1;
+  }
   const GPTConfig config = flags.model.config();
   const auto start = std::chrono::steady_clock::now();
   GPT model(config);
@@ -93,9 +101,14 @@ void add_inspect_command(CLI::App& app, int* rc) {
   auto flags = std::make_shared<InspectFlags>();
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Build a model; print config, parameter counts, BLAS, init table and tie check");
-  flags->model.add_to(*cmd);
-  cmd->add_option("--save", flags->save_path,
-                  "Write the model as a checkpoint to this path (replaced atomically)");
+  const auto model_options = flags->model.add_to(*cmd);
+  CLI::Option* save = cmd->add_option(
+      "--save", flags->save_path, "Write the model as a checkpoint to this path (replaced atomically)");
+  CLI::Option* checkpoint = cmd->add_option(
+      "--checkpoint", flags->checkpoint,
+      "Inspect this checkpoint: its tie, and the init checks on a fresh model of its config");
+  checkpoint->check(CLI::ExistingFile)->excludes(save);
+  for (CLI::Option* option : model_options) checkpoint->excludes(option);
   cmd->callback([flags, rc] { *rc = run_inspect(*flags, std::cout); });
 }
 

@@ -16,6 +16,8 @@ namespace gpt2::app {
 struct InspectFlags {
   ModelFlags model;
   std::string save_path;
+  /// When set, inspect this checkpoint instead of building from the flags.
+  std::string checkpoint;
 };
 
 /// Prints `model`'s config, counts, runtime, init table and tie check to
@@ -23,7 +25,9 @@ struct InspectFlags {
 int report(const GPTImpl& model, std::ostream& out);
 
 /// Builds the model `flags` describe, saves it if asked, and prints its
-/// report. Returns report()'s code.
+/// report. With a checkpoint: loads it, checks the trained model's tie, and
+/// runs the init checks on a fresh model of its config. Returns report()'s
+/// code (1 if the loaded model's tie fails too).
 int run_inspect(const InspectFlags& flags, std::ostream& out);
 
 /// Registers `inspect` on `app`; its callback stores the exit code in `*rc`.

@@ -13,6 +13,9 @@
 #include "apps/gpt2/generate_command.h"
 #include "apps/gpt2/init_study.h"
 #include "apps/gpt2/inspect.h"
+#include "apps/gpt2/plot_command.h"
+#include "apps/gpt2/prepare_command.h"
+#include "apps/gpt2/train_command.h"
 #include "apps/gpt2/tokenize_command.h"
 #include "gpt2/error.h"
 
@@ -25,6 +28,9 @@ int main(int argc, char** argv) {
   gpt2::app::add_generate_command(app, &rc);
   gpt2::app::add_tokenize_command(app, &rc);
   gpt2::app::add_bench_command(app, &rc);
+  gpt2::app::add_prepare_command(app, &rc);
+  gpt2::app::add_train_command(app, &rc);
+  gpt2::app::add_plot_command(app, &rc);
   gpt2::app::add_init_study_command(app, &rc);
   try {
     app.parse(argc, argv);

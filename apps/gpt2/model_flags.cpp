@@ -20,7 +20,7 @@ std::string flag_of(const ConfigField& f, bool negated) {
 std::vector<CLI::Option*> ModelFlags::add_to(CLI::App& app, const std::vector<std::string>& skip) {
   std::vector<CLI::Option*> added;
   added.push_back(app.add_option("--preset", preset, "Model sizes to start from")
-                      ->check(CLI::IsMember(GPTConfig::preset_names()))
+                      ->check(CLI::IsMember(preset_choices))
                       ->capture_default_str());
   GPTConfig defaults;
   defaults.init().seed(kDefaultSeed);
@@ -51,8 +51,15 @@ ModelFlags& ModelFlags::set(const std::string& key, const std::string& text) {
   return *this;
 }
 
-GPTConfig ModelFlags::config() const {
-  GPTConfig c = GPTConfig::preset(preset);
+GPTConfig ModelFlags::config() const { return config_from(GPTConfig::preset(preset)); }
+
+bool ModelFlags::has(const std::string& key) const {
+  return std::any_of(overrides.begin(), overrides.end(),
+                     [&key](const auto& o) { return o.first == key; });
+}
+
+GPTConfig ModelFlags::config_from(GPTConfig base) const {
+  GPTConfig c = std::move(base);
   c.init().seed(kDefaultSeed);
   for (const auto& [key, text] : overrides) {
     const auto fields = field_texts(c);

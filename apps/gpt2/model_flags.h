@@ -17,6 +17,8 @@ namespace gpt2::app {
 struct ModelFlags {
   /// The preset the overrides apply to.
   std::string preset = "gpt2";
+  /// The names --preset accepts.
+  std::vector<std::string> preset_choices = GPTConfig::preset_names();
   /// Field overrides in the order given: (ConfigField::key, text).
   std::vector<std::pair<std::string, std::string>> overrides;
 
@@ -30,6 +32,10 @@ struct ModelFlags {
   /// The preset, init seed 1337, then every override; throws ConfigError
   /// naming the flag if a value or the result is invalid.
   GPTConfig config() const;
+  /// As config(), starting from `base` instead of the preset's config.
+  GPTConfig config_from(GPTConfig base) const;
+  /// Whether an override of the field `key` was given.
+  bool has(const std::string& key) const;
 };
 
 }  // namespace gpt2::app

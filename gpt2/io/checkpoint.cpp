@@ -1,7 +1,10 @@
 #include "gpt2/io/checkpoint.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/csrc/jit/serialization/import.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
@@ -84,6 +87,7 @@ void write_meta(torch::serialize::OutputArchive& meta, const GPTConfig& c,
   for_each_field(c, [&meta](const ConfigField& f, const auto& v) { write_field(meta, f, v); });
   meta.write("step", state.step);
   if (state.rng_state.defined()) meta.write("rng_state", c10::IValue(state.rng_state));
+  if (!state.extra.empty()) meta.write("extra", c10::IValue(state.extra));
   if (state.optimizer) {
     // Stored as bytes in an attribute, not as parameters, so that the
     // archive's state_dict() holds the model's names only.
@@ -104,6 +108,7 @@ struct Parsed {
   int64_t step = 0;
   torch::Tensor rng_state;        // undefined when none was saved
   torch::Tensor optimizer_state;  // uint8 archive bytes; undefined when none
+  std::string extra;
   StateDict tensors;  // by nanoGPT name
 };
 
@@ -132,6 +137,7 @@ Parsed parse(const std::string& path) {
     check_fits_in_memory(p.config);  // before anything is built from it
     p.step = meta.attr("step").toInt();
     if (meta.hasattr("rng_state")) p.rng_state = meta.attr("rng_state").toTensor();
+    if (meta.hasattr("extra")) p.extra = meta.attr("extra").toStringRef();
     if (meta.hasattr("optimizer_state")) {
       p.optimizer_state = meta.attr("optimizer_state").toTensor();
       if (p.optimizer_state.scalar_type() != torch::kUInt8 || p.optimizer_state.dim() != 1) {
@@ -162,6 +168,32 @@ std::vector<std::string> config_problems(const GPTConfig& file, const GPTConfig&
     }
   }
   return out;
+}
+
+// The first Adam/AdamW moment whose shape differs from its parameter's,
+// described; empty when all fit. LibTorch 1.13's Optimizer::load matches
+// state to parameters by position only.
+std::string moment_shape_problem(torch::optim::Optimizer& optimizer) {
+  auto& state = optimizer.state();
+  const auto& groups = optimizer.param_groups();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto& params = groups[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      auto it = state.find(c10::guts::to_string(params[i].unsafeGetTensorImpl()));
+      if (it == state.end()) continue;
+      torch::Tensor moment;
+      if (auto* s = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
+        moment = s->exp_avg();
+      } else if (auto* a = dynamic_cast<torch::optim::AdamParamState*>(it->second.get())) {
+        moment = a->exp_avg();
+      }
+      if (moment.defined() && moment.sizes() != params[i].sizes()) {
+        return fmt::format("group {} parameter {} has shape {} but its stored moment has {}", g, i,
+                           fmt::join(params[i].sizes(), "x"), fmt::join(moment.sizes(), "x"));
+      }
+    }
+  }
+  return {};
 }
 
 void load_parsed(const Parsed& p, const std::string& path, GPTImpl& model) {
@@ -198,6 +230,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   c.step = p.step;
   c.rng_state = p.rng_state;
   c.has_optimizer_state = p.optimizer_state.defined();
+  c.extra = p.extra;
   return c;
 }
 
@@ -229,6 +262,12 @@ void load_optimizer_state(const std::string& path, torch::optim::Optimizer& opti
     optimizer.load(archive);
     throw CheckpointError(fmt::format("cannot restore the optimizer from '{}': {}", path,
                                       e.what_without_backtrace()));
+  }
+  const std::string problem = moment_shape_problem(optimizer);
+  if (!problem.empty()) {
+    auto archive = as_input(backup.str());
+    optimizer.load(archive);
+    throw CheckpointError(fmt::format("cannot restore the optimizer from '{}': {}", path, problem));
   }
 }
 

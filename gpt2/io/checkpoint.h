@@ -25,6 +25,8 @@ struct TrainingState {
   const torch::optim::Optimizer* optimizer = nullptr;
   /// When defined, stored as is (e.g. a generator's get_state()).
   torch::Tensor rng_state;
+  /// When not empty, stored as is: free text (a trainer's options as JSON).
+  std::string extra;
 };
 
 /// A checkpoint read back with load_checkpoint.
@@ -37,6 +39,8 @@ struct Checkpoint {
   torch::Tensor rng_state;
   /// Whether optimizer state is stored (restore it with load_optimizer_state).
   bool has_optimizer_state = false;
+  /// TrainingState::extra as saved; empty if none was.
+  std::string extra;
 };
 
 /// Writes model and state to `path` atomically (see write_atomically): on any
@@ -60,7 +64,10 @@ GPTConfig read_checkpoint_config(const std::string& path);
 void load_weights(const std::string& path, GPTImpl& model);
 
 /// Restores the optimizer state saved in `path` into `optimizer`, which must
-/// be built over the same parameters. Throws CheckpointError if none is stored.
+/// be built over the same parameters. Throws CheckpointError if none is
+/// stored, or if a stored Adam/AdamW moment's shape differs from its
+/// parameter's (LibTorch's load does not check), naming group, index and
+/// shapes; `optimizer` is then as before.
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer);
 
 }  // namespace gpt2

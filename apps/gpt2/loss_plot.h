@@ -1,0 +1,18 @@
+#pragma once
+// The loss curve of a run: train loss per step (raw and smoothed) and val
+// loss against step, drawn with PLplot's SVG device.
+
+#include <string>
+#include <vector>
+
+#include "gpt2/train/train_log.h"
+
+namespace gpt2::app {
+
+/// Draws `rows` (from read_log) to the SVG file `path`, titled `title`.
+/// Throws InputError when there is no finite train or val loss to draw,
+/// FileError when `path` cannot be written.
+void plot_losses(const std::vector<LogRow>& rows, const std::string& path,
+                 const std::string& title);
+
+}  // namespace gpt2::app

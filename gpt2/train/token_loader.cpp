@@ -1,0 +1,103 @@
+#include "gpt2/train/token_loader.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "gpt2/error.h"
+
+namespace gpt2 {
+
+TokenFile::TokenFile(const std::string& path) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw FileError(fmt::format("cannot open token file '{}': {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw FileError(fmt::format("cannot stat token file '{}': {}", path, std::strerror(err)));
+  }
+  const auto bytes = static_cast<size_t>(st.st_size);
+  if (bytes == 0 || bytes % 2 != 0) {
+    ::close(fd);
+    throw FileError(fmt::format("token file '{}' has {} bytes; expected a positive, even count "
+                                "(uint16 ids)", path, bytes));
+  }
+  void* map = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int err = errno;
+  ::close(fd);  // the mapping keeps the file
+  if (map == MAP_FAILED) throw FileError(fmt::format("cannot map token file '{}': {}", path, std::strerror(err)));
+  data_ = static_cast<const uint16_t*>(map);
+  size_ = static_cast<int64_t>(bytes / 2);
+}
+
+TokenFile::~TokenFile() {
+  if (data_) ::munmap(const_cast<uint16_t*>(data_), static_cast<size_t>(size_) * 2);
+}
+
+TokenLoader::TokenLoader(std::shared_ptr<const TokenFile> file, int64_t batch_size,
+                         int64_t block_size, uint64_t seed)
+    : file_(std::move(file)),
+      batch_size_(batch_size),
+      block_size_(block_size),
+      generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {
+  if (batch_size <= 0 || block_size <= 0) {
+    throw InputError(fmt::format("batch size {} and block size {} must be positive", batch_size,
+                                 block_size));
+  }
+  if (file_->size() < block_size + 1) {
+    throw InputError(fmt::format("token file '{}' holds {} tokens, too few for one block of {} "
+                                 "plus its next-token target",
+                                 file_->path(), file_->size(), block_size));
+  }
+  x_ = torch::empty({batch_size, block_size}, torch::kInt64);
+  y_ = torch::empty({batch_size, block_size}, torch::kInt64);
+}
+
+Batch TokenLoader::next() {
+  const torch::Tensor offsets =
+      torch::randint(file_->size() - block_size_, {batch_size_}, generator_, torch::kInt64);
+  const int64_t* ix = offsets.data_ptr<int64_t>();
+  int64_t* x = x_.data_ptr<int64_t>();
+  int64_t* y = y_.data_ptr<int64_t>();
+  const uint16_t* data = file_->data();
+  for (int64_t b = 0; b < batch_size_; ++b) {
+    const uint16_t* row = data + ix[b];
+    for (int64_t t = 0; t < block_size_; ++t) {
+      x[b * block_size_ + t] = row[t];
+      y[b * block_size_ + t] = row[t + 1];
+    }
+  }
+  return {x_, y_};
+}
+
+void TokenLoader::reseed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(generator_.mutex());
+  generator_.set_current_seed(seed);
+}
+
+torch::Tensor TokenLoader::rng_state() const {
+  std::lock_guard<std::mutex> lock(generator_.mutex());
+  return generator_.get_state();
+}
+
+void TokenLoader::set_rng_state(const torch::Tensor& state) {
+  const torch::Tensor reference = rng_state();
+  if (!state.defined() || state.scalar_type() != torch::kUInt8 || state.sizes() != reference.sizes()) {
+    throw InputError(fmt::format("a token loader's generator state is a uint8 tensor of {} "
+                                 "bytes; got {}",
+                                 reference.numel(),
+                                 state.defined() ? state.toString() + " " + std::to_string(state.numel()) + " elements" : "none"));
+  }
+  std::lock_guard<std::mutex> lock(generator_.mutex());
+  generator_.set_state(state);
+}
+
+}  // namespace gpt2

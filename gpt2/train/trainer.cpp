@@ -1,0 +1,158 @@
+#include "gpt2/train/trainer.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/nn/utils/clip_grad.h>
+
+#include <chrono>
+#include <cmath>
+#include <mutex>
+
+#include "gpt2/error.h"
+#include "gpt2/train/optim.h"
+
+namespace gpt2 {
+namespace {
+
+// Seeds of the evaluation loaders, apart from the training stream's.
+constexpr uint64_t kEvalTrainSeedOffset = 1;
+constexpr uint64_t kEvalValSeedOffset = 2;
+
+std::shared_ptr<const TokenFile> open_split(const std::string& dir, const char* split) {
+  return std::make_shared<const TokenFile>(dir + "/" + split + ".bin");
+}
+
+torch::Tensor default_generator_state() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+}  // namespace
+
+Trainer::Trainer(GPT model_, const TrainOptions& options, const std::string& data_dir)
+    : model(std::move(model_)),
+      options_(options),
+      data_dir_(data_dir),
+      schedule_(options.schedule()),
+      train_file_(open_split(data_dir, "train")),
+      val_file_(open_split(data_dir, "val")),
+      train_(train_file_, options.batch_size(), model->config.block_size(), options.seed()),
+      eval_train_(train_file_, options.batch_size(), model->config.block_size(),
+                  options.seed() + kEvalTrainSeedOffset),
+      eval_val_(val_file_, options.batch_size(), model->config.block_size(),
+                options.seed() + kEvalValSeedOffset) {
+  options_.validate();
+  optimizer_ = configure_optimizers(*model, torch::optim::AdamWOptions(options.lr())
+                                                .betas({options.beta1(), options.beta2()})
+                                                .weight_decay(options.weight_decay()));
+  params_ = model->unique_parameters();
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_current_seed(options.seed());
+}
+
+StepResult Trainer::step() {
+  const auto start = std::chrono::steady_clock::now();
+  StepResult r;
+  r.lr = schedule_.at(step_);
+  for (auto& group : optimizer_->param_groups()) {
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(r.lr);
+  }
+  model->train();
+  optimizer_->zero_grad();
+  for (int64_t micro = 0; micro < options_.grad_accum(); ++micro) {
+    const Batch batch = train_.next();
+    torch::Tensor loss = model->forward(batch.x, batch.y).loss / options_.grad_accum();
+    if (loss_hook) loss = loss_hook(step_, loss);
+    loss.backward();
+    r.loss += loss.item<double>();
+  }
+  r.grad_norm = torch::nn::utils::clip_grad_norm_(
+      params_, options_.grad_clip() > 0 ? options_.grad_clip()
+                                        : std::numeric_limits<double>::infinity());
+  r.skipped = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
+  if (!r.skipped) optimizer_->step();
+  r.step = ++step_;
+  r.tokens = options_.tokens_per_step(model->config.block_size());
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+double Trainer::evaluate(const std::string& split) {
+  TORCH_CHECK(split == "train" || split == "val", "split must be train or val, got ", split);
+  TokenLoader& loader = split == "train" ? eval_train_ : eval_val_;
+  loader.reseed(options_.seed() + (split == "train" ? kEvalTrainSeedOffset : kEvalValSeedOffset));
+  torch::NoGradGuard no_grad;
+  model->eval();
+  double sum = 0;
+  for (int64_t i = 0; i < options_.eval_steps(); ++i) {
+    const Batch batch = loader.next();
+    sum += model->forward(batch.x, batch.y).loss.item<double>();
+  }
+  model->train();
+  return sum / static_cast<double>(options_.eval_steps());
+}
+
+bool Trainer::record_val(double loss) {
+  if (!(loss < best_val_)) return false;
+  best_val_ = loss;
+  best_val_step_ = step_;
+  return true;
+}
+
+void Trainer::save(const std::string& path) const {
+  nlohmann::json options;
+  for (const auto& [field, text] : train_field_texts(options_)) options[field.key] = text;
+  nlohmann::json record = {{"trainer_options", options},
+                           {"data_dir", data_dir_},
+                           {"best_val_step", best_val_step_}};
+  record["best_val_loss"] = best_val_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json();
+  // Two generator states, the loader's then torch's default (dropout).
+  const torch::Tensor rng = torch::cat({train_.rng_state(), default_generator_state()});
+  save_checkpoint(path, *model, {step_, optimizer_.get(), rng, record.dump()});
+}
+
+void Trainer::restore(const Checkpoint& checkpoint, const std::string& path) {
+  const TrainRecord record = parse_train_record(checkpoint.extra, path);
+  const torch::Tensor rng = checkpoint.rng_state;
+  const int64_t half = default_generator_state().numel();
+  if (!rng.defined() || rng.scalar_type() != torch::kUInt8 || rng.dim() != 1 ||
+      rng.numel() != 2 * half) {
+    throw CheckpointError(fmt::format("checkpoint '{}' holds no trainer generator states "
+                                      "(expected {} uint8 values)", path, 2 * half));
+  }
+  if (!checkpoint.has_optimizer_state) {
+    throw CheckpointError(fmt::format("checkpoint '{}' holds no optimizer state", path));
+  }
+  load_optimizer_state(path, *optimizer_);
+  train_.set_rng_state(rng.slice(0, 0, half).clone());
+  auto gen = at::detail::getDefaultCPUGenerator();
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(rng.slice(0, half, 2 * half).clone());
+  }
+  step_ = checkpoint.step;
+  best_val_ = record.best_val_loss;
+  best_val_step_ = record.best_val_step;
+}
+
+TrainRecord parse_train_record(const std::string& extra, const std::string& path) {
+  TrainRecord r;
+  try {
+    const nlohmann::json json = nlohmann::json::parse(extra);
+    for (const auto& [key, value] : json.at("trainer_options").items()) {
+      set_train_field(r.options, key, value.get<std::string>(), key);
+    }
+    r.data_dir = json.at("data_dir").get<std::string>();
+    r.best_val_step = json.at("best_val_step").get<int64_t>();
+    if (!json.at("best_val_loss").is_null()) r.best_val_loss = json["best_val_loss"].get<double>();
+  } catch (const std::exception& e) {
+    throw CheckpointError(fmt::format("checkpoint '{}' has no usable training record (was it "
+                                      "written by `gpt2 train`?): {}", path, e.what()));
+  }
+  return r;
+}
+
+}  // namespace gpt2

@@ -1,0 +1,115 @@
+#pragma once
+/// One training run's state and its step, as nanoGPT's train.py: AdamW over
+/// the deduplicated groups, warm-up + cosine learning rate, gradient
+/// accumulation and clipping, evaluation in eval mode without grad. Every
+/// random draw is reproducible from the checkpoint, so a resumed run is
+/// bit-identical to one that never stopped.
+
+#include <torch/optim/adamw.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/model/gpt.h"
+#include "gpt2/train/token_loader.h"
+#include "gpt2/train/train_options.h"
+
+namespace gpt2 {
+
+/// What one optimizer step did.
+struct StepResult {
+  /// Steps done after this one (1 for the first).
+  int64_t step = 0;
+  /// Mean training loss over the step's micro-batches.
+  double loss = 0;
+  /// Global gradient L2 norm before clipping.
+  double grad_norm = 0;
+  /// Learning rate used.
+  double lr = 0;
+  /// True when the loss or the norm was not finite: the weights and the
+  /// optimizer were left as they were.
+  bool skipped = false;
+  /// Tokens processed (B * T * grad_accum).
+  int64_t tokens = 0;
+  /// Wall time of the step.
+  double seconds = 0;
+};
+
+/// The model, optimizer, data and counters of one run.
+class Trainer {
+ public:
+  /// A run over the prepared data in `data_dir` (train.bin, val.bin). The
+  /// model is trained as given; the optimizer is built once, here; torch's
+  /// default generator (dropout) is seeded from options.seed().
+  Trainer(GPT model, const TrainOptions& options, const std::string& data_dir);
+
+  /// One optimizer step: grad_accum micro-batches forward and backward in
+  /// train mode, clip, AdamW at the scheduled rate; skipped (nothing
+  /// updated) when the loss or the norm is not finite.
+  StepResult step();
+  /// Mean loss over options.eval_steps() batches of "train" or "val" in eval
+  /// mode without grad. The batches are the same at every call (a loader
+  /// reseeded per call), so evaluations compare and draw nothing from the
+  /// training stream.
+  double evaluate(const std::string& split);
+
+  /// Writes the checkpoint (model, optimizer, step, loader and torch
+  /// generator states, options and best val as JSON), atomically.
+  void save(const std::string& path) const;
+  /// Continues the run `checkpoint` (read from `path` by load_checkpoint,
+  /// whose model this trainer trains) saved: optimizer state, step,
+  /// generator states, best val. Throws CheckpointError if anything does
+  /// not fit.
+  void restore(const Checkpoint& checkpoint, const std::string& path);
+
+  /// Records a val loss; returns whether it is the best so far.
+  bool record_val(double loss);
+
+  /// Steps done.
+  int64_t steps_done() const { return step_; }
+  /// Lowest val loss recorded, and after how many steps (-1: none yet).
+  double best_val_loss() const { return best_val_; }
+  int64_t best_val_step() const { return best_val_step_; }
+  /// The options in force.
+  const TrainOptions& options() const { return options_; }
+  /// The prepared-data folder.
+  const std::string& data_dir() const { return data_dir_; }
+
+  /// The model being trained.
+  GPT model;
+  /// For tests: maps each micro-batch's loss before backward (inject a NaN).
+  std::function<torch::Tensor(int64_t step, const torch::Tensor& loss)> loss_hook;
+
+ private:
+  TrainOptions options_;
+  std::string data_dir_;
+  LrSchedule schedule_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::vector<torch::Tensor> params_;  // unique parameters, for clipping
+  std::shared_ptr<const TokenFile> train_file_, val_file_;
+  TokenLoader train_, eval_train_, eval_val_;
+  int64_t step_ = 0;
+  double best_val_ = std::numeric_limits<double>::infinity();
+  int64_t best_val_step_ = -1;
+};
+
+/// The TrainOptions, data folder and best val a checkpoint written by
+/// Trainer::save records. Throws CheckpointError for a checkpoint without
+/// that record (one not written by a Trainer).
+struct TrainRecord {
+  /// Options of the saved run.
+  TrainOptions options;
+  /// Its data folder.
+  std::string data_dir;
+  /// Best val loss and its step (-1: none).
+  double best_val_loss = std::numeric_limits<double>::infinity();
+  int64_t best_val_step = -1;
+};
+/// Parses Checkpoint::extra as written by Trainer::save; `path` names the file in errors.
+TrainRecord parse_train_record(const std::string& extra, const std::string& path);
+
+}  // namespace gpt2

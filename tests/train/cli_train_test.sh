@@ -1,0 +1,70 @@
+#!/bin/sh
+# `gpt2 train` as a user runs it, on a tiny model and the shipped corpus.
+#   cli_train_test.sh GPT2 CORPUS WORKDIR resume|nan|signal
+# resume: 6 steps in one process == 3 steps, exit, --resume, 3 more (losses
+#         in log.csv and every weight, bit for bit; weights compared by
+#         Debian's python3-torch).
+# nan:    steps 5-7 get a NaN loss, --max-skips 3: exit 3, the checkpoint is
+#         still step 4's, the log shows the skipped steps.
+# signal: SIGTERM once the log shows a step: exit 0, a checkpoint of the last
+#         logged step, a message saying how to resume, and the resume works.
+set -eu
+gpt2=$1 corpus=$2 work=$3 mode=$4
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+"$gpt2" prepare --input "$corpus" --out data --tokenizer char >/dev/null
+tiny="--data data --n-layer 2 --n-head 4 --n-embd 32 --block-size 16 --batch-size 4
+      --eval-steps 2 --eval-interval 2 --warmup-steps 2 --sample-tokens 20 --dropout 0.1"
+train_rows() { grep ',train,' "$1" | cut -d, -f1-5; }
+ckpt_step() { "$gpt2" inspect --checkpoint "$1" | sed -n 's/.*(trained \([0-9]*\) steps).*/\1/p'; }
+
+case $mode in
+resume)
+  "$gpt2" train $tiny --out a --max-steps 6 --lr-decay-steps 6 >a.txt
+  "$gpt2" train $tiny --out b --max-steps 3 --lr-decay-steps 6 >b1.txt
+  "$gpt2" train --out b --resume --max-steps 6 >b2.txt
+  grep -q "resumed   b/ckpt.pt at step 3" b2.txt
+  train_rows a/log.csv >a.rows && train_rows b/log.csv >b.rows
+  test "$(wc -l <a.rows)" -eq 6
+  cmp a.rows b.rows
+  /usr/bin/python3 -c '
+import sys, torch
+a, b = (torch.jit.load(p).state_dict() for p in ("a/ckpt.pt", "b/ckpt.pt"))
+assert a.keys() == b.keys()
+bad = [k for k in a if not torch.equal(a[k], b[k])]
+assert not bad, bad
+print("weights: %d tensors bit-identical" % len(a))'
+  echo "resume: 6 losses and all weights bit-identical"
+  ;;
+nan)
+  rc=0
+  "$gpt2" train $tiny --out n --max-steps 10 --checkpoint-interval 2 --max-skips 3 \
+    --inject-nan-at 5 6 7 >n.txt 2>n.err || rc=$?
+  cat n.err
+  test $rc -eq 3
+  grep -q "3 non-finite steps in a row up to step 7" n.err
+  test "$(grep -c ',skipped,nan,' n/log.csv)" -eq 3
+  test "$(ckpt_step n/ckpt.pt)" -eq 4
+  echo "nan: exit 3, 3 skipped steps logged, checkpoint still at step 4"
+  ;;
+signal)
+  "$gpt2" train $tiny --out s --max-steps 1000000 --eval-interval 1000000 >s.txt 2>&1 &
+  pid=$!
+  i=0
+  until grep -q ',train,' s/log.csv 2>/dev/null; do
+    kill -0 $pid 2>/dev/null || { cat s.txt; echo "train exited before a step was logged"; exit 1; }
+    i=$((i + 1)); test $i -lt 1200 || { kill -9 $pid; echo "no step logged in 120 s"; exit 1; }
+    sleep 0.1
+  done
+  kill -TERM $pid
+  rc=0; wait $pid || rc=$?
+  tail -4 s.txt
+  test $rc -eq 0
+  grep -q "gpt2 train --out s --resume" s.txt
+  last=$(grep ',train,' s/log.csv | tail -1 | cut -d, -f1)
+  test "$(ckpt_step s/ckpt.pt)" -eq "$last"
+  "$gpt2" train --out s --resume --max-steps $((last + 2)) --sample-tokens 0 >s2.txt
+  test "$(grep -c ',train,' s/log.csv)" -eq $((last + 2))
+  echo "signal: exit 0 after step $last, checkpoint at step $last, resumed to $((last + 2))"
+  ;;
+*) echo "unknown mode $mode"; exit 2 ;;
+esac

@@ -1,0 +1,136 @@
+// Prepared data, the token loader, the schedule and the CSV log.
+
+#include <gtest/gtest.h>
+#include <torch/types.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "gpt2/error.h"
+#include "gpt2/text/char_tokenizer.h"
+#include "gpt2/train/dataset.h"
+#include "gpt2/train/schedule.h"
+#include "gpt2/train/token_loader.h"
+#include "gpt2/train/train_log.h"
+#include "test_util.h"
+
+namespace gpt2 {
+namespace {
+
+TEST(CharTokenizer, AlphabetIsSortedDistinctCharactersAndRoundTrips) {
+  const CharTokenizer t = CharTokenizer::from_text("hello, wörld\n");
+  EXPECT_EQ(t.alphabet(), "\n ,dehlorwö");
+  EXPECT_EQ(t.vocab_size(), 11);
+  const auto ids = t.encode("wörld");
+  EXPECT_EQ(ids, (std::vector<int32_t>{9, 10, 8, 6, 3}));
+  EXPECT_EQ(t.decode(ids), "wörld");
+  EXPECT_EQ(CharTokenizer::from_alphabet(t.alphabet()).encode("hello"), t.encode("hello"));
+}
+
+TEST(CharTokenizer, UnknownCharacterBadIdAndBadUtf8AreNamed) {
+  const CharTokenizer t = CharTokenizer::from_text("abc");
+  EXPECT_THROW(
+      try { t.encode("abz"); } catch (const InputError& e) {
+        EXPECT_STREQ(e.what(), "character 'z' (U+007A) at byte offset 2 is not in the alphabet of 3 characters");
+        throw;
+      },
+      InputError);
+  EXPECT_THROW(t.decode({0, 3}), InputError);
+  EXPECT_THROW(CharTokenizer::from_text("a\xff"), InputError);
+  EXPECT_THROW(CharTokenizer::from_alphabet("aba"), InputError);
+  EXPECT_THROW(CharTokenizer::from_text(""), InputError);
+}
+
+// nanoGPT's shakespeare_char/prepare.py prints: vocab size 65, train has
+// 1,003,854 tokens, val has 111,540 tokens.
+TEST(Dataset, ShippedCorpusCharSplitMatchesNanoGPT) {
+  testing::TempDir dir;
+  const DatasetMeta m = prepare_dataset({GPT2_SHAKESPEARE}, dir / "d", "char");
+  EXPECT_EQ(m.vocab_size, 65);
+  EXPECT_EQ(m.train_tokens, 1'003'854);
+  EXPECT_EQ(m.val_tokens, 111'540);
+  const DatasetMeta read = read_dataset_meta(dir / "d");
+  EXPECT_EQ(read.alphabet, m.alphabet);
+  EXPECT_EQ(TokenFile(dir / "d/train.bin").size(), 1'003'854);
+  // The first line, "First Citizen:", through the file and the codec.
+  const TokenFile f(dir / "d/train.bin");
+  EXPECT_EQ(text_codec(read).decode(std::vector<int32_t>(f.data(), f.data() + 14)), "First Citizen:");
+}
+
+TEST(Dataset, EmptyInputAndTooShortSplitAreErrors) {
+  testing::TempDir dir;
+  std::ofstream(dir / "empty.txt").close();
+  std::ofstream(dir / "short.txt") << "abcdefghij";
+  EXPECT_THROW(prepare_dataset({dir / "empty.txt"}, dir / "d", "char"), InputError);
+  try {
+    prepare_dataset({dir / "short.txt"}, dir / "d", "char", 0.1);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the val split holds 1 tokens"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(prepare_dataset({dir / "short.txt"}, dir / "d", "bpe"), InputError);
+  EXPECT_THROW(read_dataset_meta(dir / "nowhere"), FileError);
+}
+
+// y is x shifted by one position in the file; restoring the generator's
+// state gives the same batches again.
+TEST(TokenLoader, TargetsAreShiftedInputsAndStateRestoresTheStream) {
+  testing::TempDir dir;
+  std::vector<uint16_t> ids(100);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<uint16_t>(i * 7);
+  std::ofstream(dir / "t.bin", std::ios::binary).write(reinterpret_cast<const char*>(ids.data()), 200);
+  auto file = std::make_shared<const TokenFile>(dir / "t.bin");
+  TokenLoader loader(file, 4, 8, 3);
+  const Batch b = loader.next();
+  EXPECT_EQ(b.x.sizes(), (std::vector<int64_t>{4, 8}));
+  EXPECT_TRUE(torch::equal(b.y, b.x + 7));  // ids[i + 1] = ids[i] + 7
+  EXPECT_LE(b.y.max().item<int64_t>(), 99 * 7);
+  const torch::Tensor state = loader.rng_state();
+  const torch::Tensor next = loader.next().x.clone();
+  loader.set_rng_state(state);
+  EXPECT_TRUE(torch::equal(loader.next().x, next));
+  EXPECT_THROW(TokenLoader(file, 1, 100, 0), InputError);  // 100 tokens: no window of 100 + 1
+  EXPECT_THROW(loader.set_rng_state(torch::zeros({3}, torch::kUInt8)), InputError);
+}
+
+TEST(TokenLoader, OddByteCountIsAFileError) {
+  testing::TempDir dir;
+  std::ofstream(dir / "odd.bin", std::ios::binary) << "abc";
+  EXPECT_THROW(TokenFile(dir / "odd.bin"), FileError);
+  EXPECT_THROW(TokenFile(dir / "missing.bin"), FileError);
+}
+
+// nanoGPT's get_lr at its landmarks.
+TEST(LrSchedule, WarmupCosineAndFloorAsNanoGPT) {
+  const LrSchedule s = LrSchedule().lr(1e-3).min_lr(1e-4).warmup_steps(10).decay_steps(110);
+  EXPECT_DOUBLE_EQ(s.at(0), 1e-3 / 11);
+  EXPECT_DOUBLE_EQ(s.at(9), 1e-3 * 10 / 11);
+  EXPECT_DOUBLE_EQ(s.at(10), 1e-3);
+  EXPECT_DOUBLE_EQ(s.at(60), 1e-4 + 0.5 * 9e-4);  // halfway: cos(pi / 2) = 0
+  EXPECT_DOUBLE_EQ(s.at(110), 1e-4);
+  EXPECT_DOUBLE_EQ(s.at(500), 1e-4);
+}
+
+// A resumed log keeps the rows up to the checkpoint's step and continues.
+TEST(TrainLog, ResumeCutsRowsAfterTheCheckpointAndAppends) {
+  testing::TempDir dir;
+  {
+    TrainLog log(dir / "log.csv");
+    log.eval(0, 4.0);
+    for (int64_t s = 1; s <= 4; ++s) log.step({s, 3.0, 1.0, 1e-3, s == 3, 10, 0.5});
+  }
+  {
+    TrainLog log(dir / "log.csv", 2);
+    log.step({3, 2.5, 1.0, 1e-3, false, 10, 0.5});
+  }
+  const auto rows = read_log(dir / "log.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].split, "val");
+  EXPECT_EQ(rows[3].step, 3);
+  EXPECT_EQ(rows[3].loss, 2.5);
+  EXPECT_EQ(rows[3].split, "train");
+  EXPECT_TRUE(std::isnan(rows[0].lr));
+}
+
+}  // namespace
+}  // namespace gpt2

@@ -1,0 +1,172 @@
+// The training run: exact resume, the non-finite guard, eval mode.
+
+#include <gtest/gtest.h>
+#include <torch/types.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "gpt2/error.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/train/dataset.h"
+#include "gpt2/train/loop.h"
+#include "gpt2/train/trainer.h"
+#include "test_util.h"
+
+namespace gpt2 {
+namespace {
+
+// A char-level dataset from a few repeated lines, and the tiny model over it.
+struct TinyRun {
+  testing::TempDir dir;
+  std::string data = dir / "data";
+  TinyRun() {
+    std::ofstream(dir / "text.txt") << std::string(
+        "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n");
+    for (int i = 0; i < 3; ++i) std::ofstream(dir / "text.txt", std::ios::app) << "You are all resolved rather to die than to famish?\n";
+    prepare_dataset({dir / "text.txt"}, data, "char", 0.25);
+  }
+  GPT model(double dropout = 0.1) const {
+    return GPT(testing::tiny_config()
+                   .vocab_size(read_dataset_meta(data).vocab_size)
+                   .dropout(dropout)
+                   .init(InitOptions().seed(7)));
+  }
+  static TrainOptions options() {
+    return TrainOptions().batch_size(3).grad_accum(2).max_steps(6).warmup_steps(2).lr(3e-3)
+        .min_lr(3e-4).eval_interval(2).eval_steps(2).checkpoint_interval(0).seed(11);
+  }
+};
+
+void expect_same_weights(const GPTImpl& a, const GPTImpl& b) {
+  const auto pa = a.named_unique_parameters(), pb = b.named_unique_parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_TRUE(torch::equal(pa[i].value(), pb[i].value())) << pa[i].key();
+  }
+}
+
+// 2N steps in one trainer == N steps, checkpoint, a new trainer from the
+// file, N more: every loss and every weight bit for bit. Dropout is on, so
+// torch's generator state must travel too; the evaluations in between must
+// draw nothing from the training stream.
+TEST(Trainer, ResumeFromCheckpointIsBitIdentical) {
+  TinyRun run;
+  Trainer one(run.model(), TinyRun::options(), run.data);
+  std::vector<double> losses;
+  for (int i = 0; i < 6; ++i) {
+    losses.push_back(one.step().loss);
+    if (i == 2) one.evaluate("val");
+  }
+
+  Trainer first(run.model(), TinyRun::options(), run.data);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(first.step().loss, losses[i]) << "step " << i + 1;
+  first.evaluate("val");
+  first.save(run.dir / "ckpt.pt");
+  torch::manual_seed(999);  // a new process's generator is elsewhere
+
+  Checkpoint c = load_checkpoint(run.dir / "ckpt.pt");
+  Trainer second(c.model, parse_train_record(c.extra, "ckpt").options, run.data);
+  second.restore(c, run.dir / "ckpt.pt");
+  EXPECT_EQ(second.steps_done(), 3);
+  for (int i = 3; i < 6; ++i) EXPECT_EQ(second.step().loss, losses[i]) << "step " << i + 1;
+  expect_same_weights(*one.model, *second.model);
+}
+
+// A NaN loss never reaches the weights or the optimizer; after max_skips in
+// a row the loop stops without writing a checkpoint.
+TEST(Trainer, NonFiniteStepsAreSkippedThenStopTheRun) {
+  TinyRun run;
+  Trainer t(run.model(0.0), TinyRun::options().max_skips(2).checkpoint_interval(1), run.data);
+  t.loss_hook = [](int64_t step, const torch::Tensor& loss) {
+    return step >= 2 ? loss * std::nan("") : loss;  // steps 3, 4, ... (0-based 2, 3, ...)
+  };
+  std::vector<StepResult> steps;
+  int checkpoints = 0;
+  RunHooks hooks;
+  hooks.on_step = [&](const StepResult& r) { steps.push_back(r); };
+  hooks.on_checkpoint = [&](int64_t, const std::string&, double) {
+    ++checkpoints;
+    if (checkpoints == 2) {
+      EXPECT_EQ(t.steps_done(), 2);
+    }
+  };
+  GPT before{nullptr};
+  hooks.on_eval = [&](int64_t step, double, bool) {
+    if (step == 2) before = std::dynamic_pointer_cast<GPTImpl>(t.model->clone());
+  };
+  EXPECT_EQ(run_training(t, run.dir / "ckpt.pt", hooks), RunEnd::kDiverged);
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_FALSE(steps[1].skipped);
+  EXPECT_TRUE(steps[2].skipped && std::isnan(steps[2].loss));
+  EXPECT_TRUE(steps[3].skipped);
+  EXPECT_EQ(checkpoints, 2) << "checkpoints after steps 1 and 2 only";
+  expect_same_weights(*before, *t.model);
+  EXPECT_EQ(load_checkpoint(run.dir / "ckpt.pt").step, 2);
+}
+
+// A finite loss with a non-finite gradient is caught by the norm: the
+// gradient of 0 * sqrt(0 * w) is NaN (0 * inf) while its value is 0.
+TEST(Trainer, NonFiniteGradNormIsSkipped) {
+  TinyRun run;
+  Trainer t(run.model(0.0), TinyRun::options(), run.data);
+  const torch::Tensor w = t.model->lm_head->weight;
+  t.loss_hook = [w](int64_t, const torch::Tensor& loss) {
+    return loss + 0 * (w.flatten()[0] * 0).sqrt();
+  };
+  const auto before = w.clone();
+  const StepResult r = t.step();
+  EXPECT_TRUE(std::isfinite(r.loss));
+  EXPECT_FALSE(std::isfinite(r.grad_norm));
+  EXPECT_TRUE(r.skipped);
+  EXPECT_TRUE(torch::equal(before, w));
+}
+
+// Evaluation runs in eval mode (dropout 0.5 is off: calls agree exactly,
+// before and after training draws) and hands the model back in train mode.
+TEST(Trainer, EvaluateIsDeterministicInEvalModeWithoutGrad) {
+  TinyRun run;
+  Trainer t(run.model(0.5), TinyRun::options(), run.data);
+  const double a = t.evaluate("val");
+  t.step();  // consumes training draws; evaluation batches stay fixed
+  Trainer u(run.model(0.5), TinyRun::options(), run.data);
+  EXPECT_EQ(a, u.evaluate("val"));
+  EXPECT_EQ(u.evaluate("val"), u.evaluate("val"));
+  EXPECT_TRUE(t.model->is_training());
+  EXPECT_TRUE(std::isfinite(a));
+}
+
+// The step reports the norm before clipping and clips to grad_clip.
+TEST(Trainer, GradNormIsReportedBeforeClipping) {
+  TinyRun run;
+  Trainer t(run.model(0.0), TinyRun::options().grad_clip(1e-3), run.data);
+  const StepResult r = t.step();
+  EXPECT_GT(r.grad_norm, 1e-3);
+  double sq = 0;
+  for (const auto& p : t.model->unique_parameters()) sq += p.grad().pow(2).sum().item<double>();
+  // clip_grad_norm_ scales by max / (norm + 1e-6): the result is max to 1e-6 relative.
+  EXPECT_NEAR(std::sqrt(sq), 1e-3, 1e-6);
+}
+
+// An optimizer state from a model of other sizes is refused by name, and
+// the optimizer is left as it was.
+TEST(Trainer, OptimizerStateOfOtherShapesIsRefused) {
+  TinyRun run;
+  Trainer small(run.model(0.0), TinyRun::options(), run.data);
+  small.step();
+  small.save(run.dir / "small.pt");
+  GPT wide(testing::tiny_config().n_embd(64).vocab_size(read_dataset_meta(run.data).vocab_size));
+  Trainer other(wide, TinyRun::options(), run.data);
+  other.step();
+  Checkpoint c = load_checkpoint(run.dir / "small.pt");
+  try {
+    other.restore(c, run.dir / "small.pt");
+    FAIL() << "restored an optimizer state of other shapes";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("has shape"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(other.steps_done(), 1);
+}
+
+}  // namespace
+}  // namespace gpt2
