@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "apps/gpt2/convert_command.h"
 #include "apps/gpt2/export_command.h"
 #include "apps/gpt2/inspect.h"
 #include "gpt2/error.h"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   gpt2::app::add_inspect_command(app, &rc);
   gpt2::app::add_export_command(app, &rc);
+  gpt2::app::add_convert_command(app, &rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

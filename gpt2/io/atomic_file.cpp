@@ -91,4 +91,13 @@ void write_atomically(const std::string& path,
   }
 }
 
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+  write_atomically(path, [&](const std::string& tmp) {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw std::runtime_error(fmt::format("open {}: {}", tmp, std::strerror(errno)));
+    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (std::fclose(f) != 0 || !ok) throw std::runtime_error(fmt::format("write {} failed", tmp));
+  });
+}
+
 }  // namespace gpt2

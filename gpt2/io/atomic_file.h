@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace gpt2 {
 
@@ -13,5 +14,8 @@ namespace gpt2 {
 /// removed, an existing `path` is untouched, and FileError names `path`.
 void write_atomically(const std::string& path,
                       const std::function<void(const std::string& tmp_path)>& write);
+
+/// Writes `bytes` as the whole of `path`, atomically as write_atomically.
+void write_file_atomically(const std::string& path, std::string_view bytes);
 
 }  // namespace gpt2

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
@@ -37,10 +38,15 @@ struct Checkpoint {
   torch::Tensor rng_state;
   /// Whether optimizer state is stored (restore it with load_optimizer_state).
   bool has_optimizer_state = false;
+  /// Things worth telling a user, e.g. that the file predates checksums.
+  std::vector<std::string> notes;
 };
 
 /// Writes model and state to `path` atomically (see write_atomically): on any
 /// failure an existing file is untouched. Throws FileError naming `path`.
+/// The CRC-32 of each tensor's bytes is stored too and verified by every
+/// load (a mismatch is a CheckpointError naming the tensor); files written
+/// before checksums load with a note (Checkpoint::notes).
 void save_checkpoint(const std::string& path, const GPTImpl& model,
                      const TrainingState& state = {});
 
