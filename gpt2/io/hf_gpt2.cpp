@@ -227,8 +227,13 @@ void save_safetensors(const std::string& path, const GPTImpl& model) {
     if (t.scalar_type() == torch::kDouble) t = t.to(torch::kFloat);
     contents.tensors.emplace_back(key, is_conv1d_weight(key) ? t.t().contiguous() : t);
   }
-  fs::create_directories(fs::path(paths.weights).parent_path().empty()
-                             ? fs::path(".") : fs::path(paths.weights).parent_path());
+  const fs::path folder = fs::path(paths.weights).parent_path();
+  std::error_code error;
+  if (!folder.empty()) fs::create_directories(folder, error);
+  if (error) {
+    throw FileError(fmt::format("cannot write '{}': cannot create '{}': {}", path, folder.string(),
+                                error.message()));
+  }
   write_safetensors(paths.weights, contents);
   write_file_atomically(paths.config, hf_config_json(model.config));
 }

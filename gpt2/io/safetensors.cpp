@@ -182,9 +182,9 @@ std::string safetensors_bytes(const SafetensorsContents& contents) {
   uint64_t at = 0;
   std::vector<torch::Tensor> data;
   for (const auto& [name, tensor] : contents.tensors) {
-    const auto* d = std::find_if(std::begin(kDtypes), std::end(kDtypes), [&](const Dtype& x) {
-      return x.type == tensor.scalar_type();
-    });
+    const auto type = tensor.scalar_type();
+    const auto* d = std::find_if(std::begin(kDtypes), std::end(kDtypes),
+                                 [type](const Dtype& x) { return x.type == type; });
     TORCH_CHECK(d != std::end(kDtypes), "safetensors writer: tensor ", name, " has dtype ",
                 tensor.scalar_type(), "; it writes float32, float16 and bfloat16");
     data.push_back(tensor.detach().to(torch::kCPU).contiguous());
