@@ -40,4 +40,11 @@ class CheckpointError : public FileError {
   using FileError::FileError;
 };
 
+/// A file whose bytes break a rule of its format (safetensors, llm.c, a
+/// checksum). The message names the path and the rule.
+class FormatError : public FileError {
+ public:
+  using FileError::FileError;
+};
+
 }  // namespace gpt2

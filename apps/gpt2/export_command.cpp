@@ -11,6 +11,7 @@
 #include "gpt2/error.h"
 #include "gpt2/io/atomic_file.h"
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/model_source.h"
 #include "gpt2/io/export.h"
 
 namespace gpt2::app {
@@ -22,7 +23,7 @@ int run_export(const ExportFlags& flags, std::ostream& out) {
         flags.out, flags.checkpoint));
   }
   GPT model = flags.checkpoint.empty() ? GPT(flags.model.config())
-                                       : load_checkpoint(flags.checkpoint).model;
+                                       : load_model(flags.checkpoint);
   model->eval();
   export_torchscript(*model, flags.out);
   fmt::print(out, "exported  {} ({} bytes) from {}\n", flags.out,
@@ -40,8 +41,10 @@ void add_export_command(CLI::App& app, int* rc) {
       "export", "Write a model as a TorchScript program (forward(idx) -> logits)");
   const auto model_options = flags->model.add_to(*cmd);
   CLI::Option* checkpoint = cmd->add_option(
-      "--checkpoint", flags->checkpoint, "Export this checkpoint instead of a fresh model");
-  checkpoint->check(CLI::ExistingFile);
+      "--checkpoint,--model", flags->checkpoint,
+      "Export this model file (gpt2 checkpoint, safetensors file or folder, llm.c .bin) "
+      "instead of a fresh model");
+  checkpoint->check(CLI::ExistingPath);
   for (CLI::Option* option : model_options) checkpoint->excludes(option);
   cmd->add_option("--out", flags->out, "Path of the TorchScript file to write")->required();
   cmd->callback([flags, rc] { *rc = run_export(*flags, std::cout); });

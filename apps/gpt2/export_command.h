@@ -14,7 +14,8 @@ namespace gpt2::app {
 /// Values of the export subcommand's flags.
 struct ExportFlags {
   ModelFlags model;
-  /// When set, the model comes from this checkpoint instead of the model flags.
+  /// When set, the model comes from this file (any format load_model reads)
+  /// instead of the model flags.
   std::string checkpoint;
   std::string out;
 };

@@ -10,7 +10,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
-#include "gpt2/io/checkpoint.h"
+#include "gpt2/io/model_source.h"
 #include "gpt2/text/tokenizer.h"
 
 namespace gpt2::app {
@@ -38,8 +38,7 @@ SamplingOptions GenerateFlags::sampling(int64_t stop_token) const {
 int run_generate(const GenerateFlags& flags, std::ostream& text, std::ostream& stats) {
   const Tokenizer tokenizer =
       flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
-  GPT model = flags.checkpoint.empty() ? GPT(flags.model.config())
-                                       : load_checkpoint(flags.checkpoint).model;
+  GPT model = flags.checkpoint.empty() ? GPT(flags.model.config()) : load_model(flags.checkpoint);
   const std::vector<int32_t> ids = tokenizer.encode(flags.prompt);
   if (ids.empty()) throw InputError("--prompt is empty: give at least one character of text");
   if (model->config.vocab_size() < tokenizer.vocab_size()) {
@@ -80,7 +79,9 @@ void add_generate_command(CLI::App& app, int* rc) {
   // --seed is the sampler's here; a fresh model takes the default init seed.
   const auto model_options = flags->model.add_to(*cmd, {"init_seed"});
   CLI::Option* checkpoint = cmd->add_option(
-      "--checkpoint", flags->checkpoint, "Sample from this checkpoint instead of a fresh model");
+      "--checkpoint,--model", flags->checkpoint,
+      "Sample from this model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c "
+      ".bin) instead of a fresh model");
   checkpoint->check(CLI::ExistingFile);
   for (CLI::Option* option : model_options) checkpoint->excludes(option);
   cmd->add_option("--prompt", flags->prompt, "Text to continue")->required();

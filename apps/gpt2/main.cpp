@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/gpt2/bench_command.h"
+#include "apps/gpt2/convert_command.h"
 #include "apps/gpt2/export_command.h"
 #include "apps/gpt2/generate_command.h"
 #include "apps/gpt2/init_study.h"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   gpt2::app::add_train_command(app, &rc);
   gpt2::app::add_plot_command(app, &rc);
   gpt2::app::add_init_study_command(app, &rc);
+  gpt2::app::add_convert_command(app, &rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

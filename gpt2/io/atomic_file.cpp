@@ -206,4 +206,10 @@ void require_regular_file(const std::string& path) {
   ::close(fd);
 }
 
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+  write_atomically(path, [bytes](std::ostream& out) {
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  });
+}
+
 }  // namespace gpt2

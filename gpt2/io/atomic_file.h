@@ -7,6 +7,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 
 namespace gpt2 {
 
@@ -38,5 +39,8 @@ void require_regular_file(const std::string& path);
 /// Whether `a` and `b` both exist and are the same file (device and inode),
 /// links and other spellings of a path included.
 bool same_file(const std::string& a, const std::string& b);
+
+/// Writes `bytes` as the whole of `path`, atomically as write_atomically.
+void write_file_atomically(const std::string& path, std::string_view bytes);
 
 }  // namespace gpt2

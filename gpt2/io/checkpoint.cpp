@@ -9,13 +9,15 @@
 #include <torch/serialize/output-archive.h>
 
 #include <cstring>
+#include <map>
 #include <ostream>
 #include <optional>
-#include <type_traits>
 #include <sstream>
 #include <vector>
 
 #include "gpt2/io/atomic_file.h"
+#include "gpt2/io/checksum.h"
+#include "gpt2/io/detail/checkpoint_fields.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/error.h"
 
@@ -25,66 +27,14 @@ namespace {
 // Bump when the layout of the "gpt2" metadata changes.
 constexpr int64_t kFormatVersion = 1;
 
-// Config fields as metadata attributes, one per field of the table
-// (for_each_field): int64, bool, double, enums by name, an optional seed as
-// a presence flag plus its uint64 bits in an int64.
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, int64_t v) {
-  meta.write(f.key, v);
-}
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, bool v) {
-  meta.write(f.key, v);
-}
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, double v) {
-  meta.write(f.key, v);
-}
-template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, Enum v) {
-  meta.write(f.key, to_string(v));
-}
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f,
-                 const std::optional<uint64_t>& v) {
-  meta.write(f.presence_key, v.has_value());
-  meta.write(f.key, static_cast<int64_t>(v.value_or(0)));
-}
-
-// Reads one attribute, naming the field when its type is wrong.
-c10::IValue attribute(const torch::jit::Module& meta, const char* key, const char* type,
-                      bool (c10::IValue::*is)() const) {
-  if (!meta.hasattr(key)) throw std::runtime_error(fmt::format("it has no {} field", key));
-  c10::IValue v = meta.attr(key);
-  if (!(v.*is)()) {
-    throw std::runtime_error(fmt::format("its {} field is a {}, expected {}", key,
-                                         v.tagKind(), type));
-  }
-  return v;
-}
-void read_field(const torch::jit::Module& meta, const ConfigField& f, int64_t& v) {
-  v = attribute(meta, f.key, "int", &c10::IValue::isInt).toInt();
-}
-void read_field(const torch::jit::Module& meta, const ConfigField& f, bool& v) {
-  v = attribute(meta, f.key, "bool", &c10::IValue::isBool).toBool();
-}
-void read_field(const torch::jit::Module& meta, const ConfigField& f, double& v) {
-  v = attribute(meta, f.key, "float", &c10::IValue::isDouble).toDouble();
-}
-void read_field(const torch::jit::Module& meta, const ConfigField& f, Gelu& v) {
-  v = gelu_from_string(attribute(meta, f.key, "string", &c10::IValue::isString).toStringRef());
-}
-void read_field(const torch::jit::Module& meta, const ConfigField& f, ResidualScale& v) {
-  v = residual_scale_from_string(
-      attribute(meta, f.key, "string", &c10::IValue::isString).toStringRef());
-}
-void read_field(const torch::jit::Module& meta, const ConfigField& f, std::optional<uint64_t>& v) {
-  v.reset();
-  if (attribute(meta, f.presence_key, "bool", &c10::IValue::isBool).toBool()) {
-    v = static_cast<uint64_t>(attribute(meta, f.key, "int", &c10::IValue::isInt).toInt());
-  }
-}
-
-void write_meta(torch::serialize::OutputArchive& meta, const GPTConfig& c,
+void write_meta(torch::serialize::OutputArchive& meta, const GPTImpl& model,
                 const TrainingState& state) {
   meta.write("format_version", kFormatVersion);
-  for_each_field(c, [&meta](const ConfigField& f, const auto& v) { write_field(meta, f, v); });
+  // Added in format 1 without a version bump: files without it still load.
+  c10::Dict<std::string, int64_t> crcs;
+  for (const auto& item : model.named_parameters()) crcs.insert(item.key(), tensor_crc32(item.value()));
+  meta.write("tensor_crc32", c10::IValue(crcs));
+  detail::write_config(meta, model.config);
   meta.write("step", state.step);
   if (state.rng_state.defined()) meta.write("rng_state", c10::IValue(state.rng_state));
   if (!state.extra.empty()) meta.write("extra", c10::IValue(state.extra));
@@ -110,14 +60,33 @@ struct Parsed {
   torch::Tensor optimizer_state;  // uint8 archive bytes; undefined when none
   std::string extra;
   StateDict tensors;  // by nanoGPT name
+  std::vector<std::string> problems;  // checksum mismatches
+  std::vector<std::string> notes;
 };
 
-Parsed parse(const std::string& path) {
+// The stored CRC-32s, or nullopt for a file written before they were.
+std::optional<std::map<std::string, int64_t>> stored_checksums(const torch::jit::Module& meta) {
+  if (!meta.hasattr("tensor_crc32")) return std::nullopt;
+  const c10::IValue v = meta.attr("tensor_crc32");
+  if (!v.isGenericDict()) throw std::runtime_error("its tensor_crc32 field is not a dict");
+  std::map<std::string, int64_t> out;
+  for (const auto& entry : v.toGenericDict()) {
+    if (!entry.key().isString() || !entry.value().isInt()) {
+      throw std::runtime_error("its tensor_crc32 field is not a str -> int dict");
+    }
+    out[entry.key().toStringRef()] = entry.value().toInt();
+  }
+  return out;
+}
+
+// Reads the checkpoint `path` names, from `in` when given (else the file).
+Parsed parse(const std::string& path, std::istream* in = nullptr) {
   Parsed p;
   require_regular_file(path);
   torch::jit::Module archive;
   try {
-    archive = torch::jit::load(path, torch::Device(torch::kCPU));
+    archive = in ? torch::jit::load(*in, torch::Device(torch::kCPU))
+                 : torch::jit::load(path, torch::Device(torch::kCPU));
   } catch (const c10::Error& e) {
     throw FileError(fmt::format("cannot read checkpoint '{}': {}", path, e.what_without_backtrace()));
   } catch (const std::exception& e) {
@@ -131,8 +100,7 @@ Parsed parse(const std::string& path) {
       throw std::runtime_error(fmt::format("format version {}, this library reads {}", version,
                                            kFormatVersion));
     }
-    for_each_field(p.config,
-                   [&meta](const ConfigField& f, auto& v) { read_field(meta, f, v); });
+    p.config = detail::read_config(meta);
     p.config.validate();
     check_fits_in_memory(p.config);  // before anything is built from it
     p.step = meta.attr("step").toInt();
@@ -146,6 +114,12 @@ Parsed parse(const std::string& path) {
     }
     for (const auto& item : archive.named_parameters(/*recurse=*/true)) {
       p.tensors[item.name] = item.value;
+    }
+    if (const auto stored = stored_checksums(meta)) {
+      p.problems = checksum_problems(p.tensors, *stored);
+    } else {
+      p.notes.push_back(fmt::format("'{}' has no tensor checksums (written before gpt2 stored "
+                                    "them): its tensor data is not verified", path));
     }
   } catch (const std::exception& e) {
     const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
@@ -197,7 +171,9 @@ std::string moment_shape_problem(torch::optim::Optimizer& optimizer) {
 }
 
 void load_parsed(const Parsed& p, const std::string& path, GPTImpl& model) {
-  load_state_dict(p.tensors, model, path, config_problems(p.config, model.config));
+  auto problems = p.problems;
+  for (auto& problem : config_problems(p.config, model.config)) problems.push_back(std::move(problem));
+  load_state_dict(p.tensors, model, path, std::move(problems));
 }
 
 }  // namespace
@@ -207,7 +183,7 @@ void save_checkpoint(const std::string& path, const GPTImpl& model, const Traini
     torch::serialize::OutputArchive archive;
     model.save(archive);
     torch::serialize::OutputArchive meta;
-    write_meta(meta, model.config, state);
+    write_meta(meta, model, state);
     archive.write("gpt2", meta);
     archive.save_to(out);
   });
@@ -219,8 +195,11 @@ void load_weights(const std::string& path, GPTImpl& model) {
   load_parsed(parse(path), path, model);
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
-  const Parsed p = parse(path);
+Checkpoint load_checkpoint(const std::string& path) { return detail::load_checkpoint(path, nullptr); }
+
+namespace detail {
+Checkpoint load_checkpoint(const std::string& path, std::istream* in) {
+  const Parsed p = parse(path, in);
   Checkpoint c;
   c.model = GPT(GPTImpl::uninitialized(p.config));
   // The model takes the stored dtype (a float64 run saves float64).
@@ -231,8 +210,10 @@ Checkpoint load_checkpoint(const std::string& path) {
   c.rng_state = p.rng_state;
   c.has_optimizer_state = p.optimizer_state.defined();
   c.extra = p.extra;
+  c.notes = p.notes;
   return c;
 }
+}  // namespace detail
 
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
   const Parsed p = parse(path);

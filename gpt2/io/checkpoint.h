@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
@@ -41,10 +42,15 @@ struct Checkpoint {
   bool has_optimizer_state = false;
   /// TrainingState::extra as saved; empty if none was.
   std::string extra;
+  /// Things worth telling a user, e.g. that the file predates checksums.
+  std::vector<std::string> notes;
 };
 
 /// Writes model and state to `path` atomically (see write_atomically): on any
 /// failure an existing file is untouched. Throws FileError naming `path`.
+/// The CRC-32 of each tensor's bytes is stored too and verified by every
+/// load (a mismatch is a CheckpointError naming the tensor); files written
+/// before checksums load with a note (Checkpoint::notes).
 void save_checkpoint(const std::string& path, const GPTImpl& model,
                      const TrainingState& state = {});
 

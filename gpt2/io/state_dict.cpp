@@ -39,15 +39,17 @@ void load_state_dict(const StateDict& tensors, GPTImpl& model, const std::string
                      std::vector<std::string> extra_problems) {
   auto found = std::move(extra_problems);
   for (auto& p : state_dict_problems(tensors, model)) found.push_back(std::move(p));
-  if (!found.empty()) {
-    throw CheckpointError(fmt::format("cannot load '{}' into the model ({} problem{}):\n  {}",
-                                      source, found.size(), found.size() == 1 ? "" : "s",
-                                      fmt::join(found, "\n  ")));
-  }
+  if (!found.empty()) throw_load_problems(source, found);
   torch::NoGradGuard no_grad;
   for (const auto& item : model.named_unique_parameters()) {
     item.value().copy_(tensors.at(item.key()));
   }
+}
+
+void throw_load_problems(const std::string& source, const std::vector<std::string>& problems) {
+  throw CheckpointError(fmt::format("cannot load '{}' into the model ({} problem{}):\n  {}",
+                                    source, problems.size(), problems.size() == 1 ? "" : "s",
+                                    fmt::join(problems, "\n  ")));
 }
 
 }  // namespace gpt2

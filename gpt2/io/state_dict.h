@@ -28,4 +28,9 @@ std::vector<std::string> state_dict_problems(const StateDict& tensors, const GPT
 void load_state_dict(const StateDict& tensors, GPTImpl& model, const std::string& source,
                      std::vector<std::string> extra_problems = {});
 
+/// Throws the CheckpointError load_state_dict throws for `problems` (not
+/// empty), for importers that find problems before a model can be built.
+[[noreturn]] void throw_load_problems(const std::string& source,
+                                      const std::vector<std::string>& problems);
+
 }  // namespace gpt2

@@ -1,0 +1,241 @@
+#include "gpt2/io/hf_gpt2.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "gpt2/error.h"
+#include "gpt2/io/atomic_file.h"
+#include "gpt2/io/detail/import.h"
+
+namespace gpt2 {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Hugging Face's Conv1D weights, stored (in, out).
+bool is_conv1d_weight(const std::string& name) {
+  for (const char* leaf : {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight",
+                           ".mlp.c_proj.weight"}) {
+    if (ends_with(name, leaf)) return true;
+  }
+  return false;
+}
+
+// GPT2Config's activation_function names for the two GELUs.
+std::optional<Gelu> gelu_from_hf(const std::string& name) {
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Gelu::kTanh;
+  if (name == "gelu") return Gelu::kExact;
+  return std::nullopt;
+}
+
+// What config.json says, each field only when present and well typed.
+struct HfConfig {
+  std::optional<int64_t> n_head, n_layer, n_embd, vocab_size, n_positions;
+  std::optional<Gelu> gelu;
+};
+
+HfConfig parse_config(const std::string& text, std::vector<std::string>& problems) {
+  HfConfig c;
+  if (text.empty()) return c;
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    problems.push_back("config.json is not a JSON object");
+    return c;
+  }
+  for (auto [key, field] : {std::pair{"n_head", &c.n_head}, {"n_layer", &c.n_layer},
+                            {"n_embd", &c.n_embd}, {"vocab_size", &c.vocab_size},
+                            {"n_positions", &c.n_positions}}) {
+    if (!j.contains(key)) continue;
+    if (j[key].is_number_unsigned() && j[key].get<uint64_t>() <= INT64_MAX) {
+      *field = j[key].get<int64_t>();
+    } else {
+      problems.push_back(fmt::format("config.json {} is {}, not a size", key, j[key].dump()));
+    }
+  }
+  if (j.contains("activation_function")) {
+    const json& a = j["activation_function"];
+    c.gelu = a.is_string() ? gelu_from_hf(a.get<std::string>()) : std::nullopt;
+    if (!c.gelu) problems.push_back(fmt::format("config.json activation_function {} is not a GELU "
+                                                "this model has (gelu_new, gelu)", a.dump()));
+  }
+  return c;
+}
+
+// nanoGPT's state dict from Hugging Face's tensors; lm_head is wte when absent.
+StateDict to_nanogpt(const SafetensorsContents& contents, std::vector<std::string>& problems) {
+  StateDict out;
+  for (const auto& [name, tensor] : contents.tensors) {
+    const std::string key = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
+    if (key.rfind("h.", 0) == 0 && (ends_with(key, ".attn.bias") || ends_with(key, ".attn.masked_bias"))) {
+      continue;  // attention-mask buffers, not weights
+    }
+    torch::Tensor t = tensor;
+    if (is_conv1d_weight(key)) {
+      if (t.dim() != 2) {
+        problems.push_back(fmt::format("{} is {}-D, a Conv1D weight is 2-D", name, t.dim()));
+        continue;
+      }
+      t = t.t().contiguous();
+    }
+    const std::string ours = key == "lm_head.weight" ? key : "transformer." + key;
+    if (!out.emplace(ours, t).second) problems.push_back(fmt::format("{} is stored twice", ours));
+  }
+  auto wte = out.find("transformer.wte.weight");
+  if (wte != out.end() && !out.count("lm_head.weight")) out["lm_head.weight"] = wte->second;
+  return out;
+}
+
+// The config the tensors' shapes describe, n_head and GELU from config.json.
+std::optional<GPTConfig> infer_config(const StateDict& sd, const HfConfig& hf,
+                                      const HfReadOptions& options, std::vector<std::string>& problems) {
+  auto wte = sd.find("transformer.wte.weight"), wpe = sd.find("transformer.wpe.weight");
+  if (wte == sd.end() || wpe == sd.end() || wte->second.dim() != 2 || wpe->second.dim() != 2) {
+    problems.push_back("wte.weight and wpe.weight must both be present and 2-D: the model's "
+                       "sizes are read from them");
+    return std::nullopt;
+  }
+  std::set<int64_t> blocks;
+  for (const auto& item : sd) {
+    const std::string& name = item.first;
+    if (name.rfind("transformer.h.", 0) != 0) continue;
+    const std::string index = name.substr(14, name.find('.', 14) - 14);
+    if (index.empty() || index.size() > 6 || index.find_first_not_of("0123456789") != std::string::npos) {
+      problems.push_back(fmt::format("{} has no block number", name));
+      return std::nullopt;
+    }
+    blocks.insert(std::stoll(index));
+  }
+  const auto n_layer = static_cast<int64_t>(blocks.size());
+  if (!blocks.empty() && *blocks.rbegin() != n_layer - 1) {
+    problems.push_back(fmt::format("the blocks are numbered up to h.{} but there are {} of them",
+                                   *blocks.rbegin(), n_layer));
+    return std::nullopt;
+  }
+  GPTConfig c;
+  c.vocab_size(wte->second.size(0)).n_embd(wte->second.size(1)).block_size(wpe->second.size(0));
+  c.n_layer(n_layer).bias(sd.count("transformer.ln_f.bias") > 0).gelu(hf.gelu.value_or(Gelu::kTanh));
+  auto compare = [&](const char* key, const std::optional<int64_t>& stated, int64_t actual) {
+    if (stated && *stated != actual) {
+      problems.push_back(fmt::format("config.json {} is {}, the tensors say {}", key, *stated, actual));
+    }
+  };
+  compare("n_layer", hf.n_layer, c.n_layer());
+  compare("n_embd", hf.n_embd, c.n_embd());
+  compare("vocab_size", hf.vocab_size, c.vocab_size());
+  compare("n_positions", hf.n_positions, c.block_size());
+  const auto n_head = hf.n_head ? hf.n_head : options.n_head();
+  if (!n_head) {
+    problems.push_back("n_head cannot be read from the tensor shapes: put Hugging Face's "
+                       "config.json beside the file, or give n_head (--n-head)");
+    return std::nullopt;
+  }
+  c.n_head(*n_head);
+  return c;
+}
+
+std::string read_text(const std::string& path) {
+  if (!fs::exists(path)) return "";
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in && !in.eof()) throw FileError(fmt::format("cannot read '{}'", path));
+  return s.str();
+}
+
+}  // namespace
+
+HfPaths hf_paths(const std::string& path) {
+  const fs::path p(path);
+  if (fs::is_directory(p) || p.extension() != ".safetensors") {
+    return {(p / "model.safetensors").string(), (p / "config.json").string()};
+  }
+  return {path, (p.parent_path() / "config.json").string()};
+}
+
+GPT model_from_safetensors(const SafetensorsContents& contents, const std::string& config_json,
+                           const HfReadOptions& options, const std::string& source) {
+  std::vector<std::string> problems;
+  const HfConfig hf = parse_config(config_json, problems);
+  const StateDict sd = to_nanogpt(contents, problems);
+  const auto config = infer_config(sd, hf, options, problems);
+  if (!config) throw_load_problems(source, problems);
+  return detail::build_and_load(*config, sd, options.dtype(), source, std::move(problems));
+}
+
+GPT load_safetensors(const std::string& path, const HfReadOptions& options) {
+  const HfPaths paths = hf_paths(path);
+  return model_from_safetensors(read_safetensors(paths.weights), read_text(paths.config), options,
+                                paths.weights);
+}
+
+void load_safetensors(const std::string& path, GPTImpl& model) {
+  const HfPaths paths = hf_paths(path);
+  const SafetensorsContents contents = read_safetensors(paths.weights);
+  std::vector<std::string> problems;
+  const HfConfig hf = parse_config(read_text(paths.config), problems);
+  if (hf.n_head && *hf.n_head != model.config.n_head()) {
+    problems.push_back(fmt::format("config.json n_head is {}, model {}", *hf.n_head, model.config.n_head()));
+  }
+  if (hf.gelu && *hf.gelu != model.config.gelu()) {
+    problems.push_back(fmt::format("config.json GELU is {}, model {}", to_string(*hf.gelu),
+                                   to_string(model.config.gelu())));
+  }
+  const StateDict sd = to_nanogpt(contents, problems);
+  const auto dtype = model.transformer->wte->weight.scalar_type();
+  load_state_dict(detail::converted(sd, dtype), model, paths.weights, std::move(problems));
+}
+
+std::string hf_config_json(const GPTConfig& c) {
+  nlohmann::ordered_json j;
+  j["architectures"] = {"GPT2LMHeadModel"};
+  j["model_type"] = "gpt2";
+  j["vocab_size"] = c.vocab_size();
+  j["n_positions"] = c.block_size();
+  j["n_ctx"] = c.block_size();
+  j["n_embd"] = c.n_embd();
+  j["n_layer"] = c.n_layer();
+  j["n_head"] = c.n_head();
+  j["activation_function"] = c.gelu() == Gelu::kTanh ? "gelu_new" : "gelu";
+  j["resid_pdrop"] = j["embd_pdrop"] = j["attn_pdrop"] = c.dropout();
+  j["layer_norm_epsilon"] = 1e-5;
+  j["initializer_range"] = c.init().std();
+  j["bos_token_id"] = j["eos_token_id"] = c.vocab_size() - 1;
+  j["tie_word_embeddings"] = true;
+  j["torch_dtype"] = "float32";
+  return j.dump(2) + "\n";
+}
+
+void save_safetensors(const std::string& path, const GPTImpl& model) {
+  const HfPaths paths = hf_paths(path);
+  SafetensorsContents contents;
+  contents.metadata["format"] = "pt";
+  torch::NoGradGuard no_grad;
+  for (const auto& item : model.named_unique_parameters()) {
+    const std::string& name = item.key();
+    const std::string key = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
+    torch::Tensor t = item.value().detach();
+    if (t.scalar_type() == torch::kDouble) t = t.to(torch::kFloat);
+    contents.tensors.emplace_back(key, is_conv1d_weight(key) ? t.t().contiguous() : t);
+  }
+  const fs::path folder = fs::path(paths.weights).parent_path();
+  std::error_code error;
+  if (!folder.empty()) fs::create_directories(folder, error);
+  if (error) {
+    throw FileError(fmt::format("cannot write '{}': cannot create '{}': {}", path, folder.string(),
+                                error.message()));
+  }
+  write_safetensors(paths.weights, contents);
+  write_file_atomically(paths.config, hf_config_json(model.config));
+}
+
+}  // namespace gpt2

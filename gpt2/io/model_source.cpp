@@ -1,0 +1,103 @@
+#include "gpt2/io/model_source.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "gpt2/error.h"
+#include "gpt2/io/atomic_file.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/io/hf_gpt2.h"
+
+namespace gpt2 {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::pair<ModelFormat, const char*> kNames[] = {
+    {ModelFormat::kCheckpoint, "checkpoint"},
+    {ModelFormat::kSafetensors, "safetensors"},
+    {ModelFormat::kLlmc, "llmc"},
+};
+
+}  // namespace
+
+std::string to_string(ModelFormat format) {
+  for (const auto& [f, name] : kNames) {
+    if (f == format) return name;
+  }
+  return "?";
+}
+
+ModelFormat model_format_from_string(const std::string& name) {
+  for (const auto& [f, n] : kNames) {
+    if (name == n) return f;
+  }
+  throw ConfigError(fmt::format("unknown model format '{}' (checkpoint, safetensors, llmc)", name));
+}
+
+ModelFormat detect_model_format(const std::string& path) {
+  const fs::path p(path);
+  const std::string ext = p.extension().string();
+  if (fs::is_directory(p) || ext == ".safetensors" || path.back() == '/') return ModelFormat::kSafetensors;
+  if (ext == ".bin") return ModelFormat::kLlmc;
+  if (ext == ".pt") return ModelFormat::kCheckpoint;
+  require_regular_file(path);  // a FIFO, device or missing file, named
+  // Told by the first bytes: llm.c's magic, or a safetensors header length
+  // (8 bytes, little-endian) followed by '{'; anything else is read as a
+  // checkpoint, whose reader names the file if it is not one.
+  char head[9] = {};
+  std::ifstream(path, std::ios::binary).read(head, sizeof head);
+  int32_t magic = 0;
+  std::memcpy(&magic, head, sizeof magic);
+  if (magic == kLlmcMagic) return ModelFormat::kLlmc;
+  uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = (header << 8) | static_cast<unsigned char>(head[i]);
+  if (head[8] == '{' && header < fs::file_size(p)) return ModelFormat::kSafetensors;
+  return ModelFormat::kCheckpoint;
+}
+
+LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& options) {
+  LoadedModel out;
+  out.format = options.format() ? *options.format() : detect_model_format(path);
+  switch (out.format) {
+    case ModelFormat::kCheckpoint: {
+      Checkpoint c = load_checkpoint(path);
+      out.model = c.model;
+      out.notes = c.notes;
+      break;
+    }
+    case ModelFormat::kSafetensors:
+      out.model = load_safetensors(path, HfReadOptions().n_head(options.n_head()));
+      break;
+    case ModelFormat::kLlmc:
+      out.model = load_llmc(path);
+      break;
+  }
+  return out;
+}
+
+GPT load_model(const std::string& path, const ModelSourceOptions& options) {
+  return load_model_file(path, options).model;
+}
+
+ModelFormat save_model(const std::string& path, const GPTImpl& model,
+                       const ModelSaveOptions& options) {
+  const ModelFormat format = options.format() ? *options.format() : detect_model_format(path);
+  switch (format) {
+    case ModelFormat::kCheckpoint:
+      save_checkpoint(path, model);
+      break;
+    case ModelFormat::kSafetensors:
+      save_safetensors(path, model);
+      break;
+    case ModelFormat::kLlmc:
+      save_llmc(path, model, options.llmc_dtype());
+      break;
+  }
+  return format;
+}
+
+}  // namespace gpt2

@@ -1,0 +1,77 @@
+#pragma once
+/// One entry point for every weight file this library reads and writes:
+/// gpt2 checkpoints (`.pt`), Hugging Face safetensors (a `.safetensors`
+/// file or a folder with `model.safetensors` and `config.json`) and llm.c
+/// model files (`.bin`). Commands that take a model (`generate`, `export`,
+/// `convert`) load it with load_model.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpt2/io/llmc.h"
+#include "gpt2/model/gpt.h"
+
+namespace gpt2 {
+
+/// The weight file formats.
+enum class ModelFormat {
+  kCheckpoint,   ///< gpt2's TorchScript checkpoint (checkpoint.h)
+  kSafetensors,  ///< Hugging Face GPT-2 (hf_gpt2.h)
+  kLlmc,         ///< llm.c's model file (llmc.h)
+};
+
+/// "checkpoint", "safetensors", "llmc": the one spelling of each, used by
+/// the command's --from/--to.
+std::string to_string(ModelFormat format);
+/// Inverse of to_string(ModelFormat); throws ConfigError naming the spellings.
+ModelFormat model_format_from_string(const std::string& name);
+
+/// The format of `path` by its name: a folder or `.safetensors` is
+/// safetensors (so is a path ending in `/`), `.bin` llm.c, `.pt` a
+/// checkpoint. Any other name is told by the file's first bytes (llm.c's
+/// magic, a safetensors header, else a checkpoint); FileError if it is not
+/// a regular file that can be read (missing, a FIFO, a device...).
+ModelFormat detect_model_format(const std::string& path);
+
+/// How to read a model file.
+struct ModelSourceOptions {
+  /// The format; detect_model_format(path) when unset.
+  TORCH_ARG(std::optional<ModelFormat>, format) = std::nullopt;
+  /// n_head for a safetensors file without config.json.
+  TORCH_ARG(std::optional<int64_t>, n_head) = std::nullopt;
+};
+
+/// A model read from a file of any format.
+struct LoadedModel {
+  /// Built from the file's config, weights loaded through load_state_dict.
+  GPT model{nullptr};
+  /// The format it was read as.
+  ModelFormat format = ModelFormat::kCheckpoint;
+  /// Things a user may want to know (a checkpoint without checksums).
+  std::vector<std::string> notes;
+};
+
+/// Reads the model in `path`, of any format. Errors as each reader's:
+/// FileError / FormatError for unreadable or malformed files,
+/// CheckpointError listing every problem of one that does not describe a model.
+LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& options = {});
+
+/// load_model_file(path, options).model.
+GPT load_model(const std::string& path, const ModelSourceOptions& options = {});
+
+/// How to write a model file.
+struct ModelSaveOptions {
+  /// The format; detect_model_format(path) when unset.
+  TORCH_ARG(std::optional<ModelFormat>, format) = std::nullopt;
+  /// For llm.c files: version 3 (float32) or 5 (bfloat16).
+  TORCH_ARG(LlmcDtype, llmc_dtype) = LlmcDtype::kFloat32;
+};
+
+/// Writes `model` to `path` in the chosen format (weights only for a
+/// checkpoint), atomically. Returns the format written.
+ModelFormat save_model(const std::string& path, const GPTImpl& model,
+                       const ModelSaveOptions& options = {});
+
+}  // namespace gpt2

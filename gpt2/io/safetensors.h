@@ -1,0 +1,49 @@
+#pragma once
+/// The safetensors format (Hugging Face), read and written to its rules:
+/// an 8-byte little-endian header length N (at most 100,000,000), N bytes
+/// of JSON beginning with `{` (trailing spaces allowed), then the data
+/// section. Each entry has `dtype`, `shape` and `data_offsets` [begin, end)
+/// relative to the data section; sorted by offset the entries cover it
+/// exactly, and the file ends at the last end. `__metadata__` is a
+/// string-to-string map. This layer knows nothing of GPT-2's names; see
+/// hf_gpt2.h for those.
+
+#include <torch/types.h>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gpt2 {
+
+/// The header length the reader accepts at most, as the format's own reader.
+constexpr uint64_t kSafetensorsMaxHeader = 100'000'000;
+
+/// A safetensors file's contents, tensors copied out of the file.
+struct SafetensorsContents {
+  /// Tensors in data order, dtype as stored (float32, float16 or bfloat16).
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  /// The `__metadata__` map (empty when absent).
+  std::map<std::string, std::string> metadata;
+};
+
+/// Parses a whole safetensors file held in `bytes`. Every size is checked
+/// against `bytes` before it is used. Throws FormatError naming `source` and
+/// the rule broken; dtypes other than F32, F16 and BF16 are an error naming
+/// the tensor and the dtype.
+SafetensorsContents parse_safetensors(std::string_view bytes, const std::string& source);
+
+/// Maps `path` and parses it (parse_safetensors). FileError if it cannot be read.
+SafetensorsContents read_safetensors(const std::string& path);
+
+/// The bytes of a safetensors file holding `contents` (tensors in the given
+/// order, float32, float16 or bfloat16), header padded with spaces to a
+/// multiple of 8 bytes.
+std::string safetensors_bytes(const SafetensorsContents& contents);
+
+/// Writes safetensors_bytes(contents) to `path` atomically (write_atomically).
+void write_safetensors(const std::string& path, const SafetensorsContents& contents);
+
+}  // namespace gpt2

@@ -1,0 +1,40 @@
+// Writes the fuzzers' seed corpora: small valid files of each format, so
+// that mutations start from inputs that reach deep into each reader.
+//   make_fuzz_seeds FOLDER  ->  FOLDER/{safetensors,llmc,checkpoint}/...
+#include <filesystem>
+#include <iostream>
+
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/io/hf_gpt2.h"
+#include "gpt2/io/llmc.h"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: make_fuzz_seeds FOLDER\n";
+    return 2;
+  }
+  namespace fs = std::filesystem;
+  const fs::path dir(argv[1]);
+  for (const char* sub : {"safetensors", "llmc", "checkpoint"}) fs::create_directories(dir / sub);
+  // One block, width 8: a few kilobytes per file.
+  const auto config = gpt2::GPTConfig().block_size(8).vocab_size(16).n_layer(1).n_head(2).n_embd(8)
+                          .init(gpt2::InitOptions().seed(1));
+  gpt2::GPT model(config);
+  gpt2::save_safetensors((dir / "safetensors" / "f32.safetensors").string(), *model);
+  fs::remove(dir / "safetensors" / "config.json");
+  auto contents = gpt2::read_safetensors((dir / "safetensors" / "f32.safetensors").string());
+  for (auto& [name, t] : contents.tensors) {
+    name = "transformer." + name;
+    t = t.to(torch::kBFloat16);
+  }
+  contents.tensors.emplace_back("transformer.h.0.attn.bias", torch::ones({1, 1, 8, 8}, torch::kHalf));
+  gpt2::write_safetensors((dir / "safetensors" / "bf16_prefixed.safetensors").string(), contents);
+  gpt2::GPT no_bias(gpt2::GPTConfig(config).bias(false));
+  gpt2::save_safetensors((dir / "safetensors" / "no_bias.safetensors").string(), *no_bias);
+  fs::remove(dir / "safetensors" / "config.json");
+  gpt2::save_llmc((dir / "llmc" / "v3.bin").string(), *model);
+  gpt2::save_llmc((dir / "llmc" / "v5.bin").string(), *model, gpt2::LlmcDtype::kBFloat16);
+  gpt2::save_checkpoint((dir / "checkpoint" / "model.pt").string(), *model);
+  std::cout << "seeds written to " << dir.string() << "\n";
+  return 0;
+}
