@@ -7,7 +7,7 @@
 #include <cmath>
 #include <map>
 
-#include "gpt2/io/atomic_file.h"
+#include "apps/gpt2/svg_page.h"
 
 namespace gpt2::app {
 namespace {
@@ -47,18 +47,8 @@ void plot_init_profiles(const std::vector<InitProfile>& profiles, InitQuantity w
       dash[p.n_layer] = style;
     }
   }
-  write_atomically(path, [&](const std::string& tmp) {
-    plsdev("svg");
-    plsfnam(tmp.c_str());
-    plsetopt("geometry", "1100x560");
-    plscmap0n(5);
-    plscol0(kBackground, 255, 255, 255);
-    plscol0(kInk, 40, 40, 40);
-    plscol0(kTwoN, 31, 90, 180);
-    plscol0(kN, 40, 150, 60);
-    plscol0(kNone, 220, 60, 30);
-    plinit();
-    plcol0(kInk);
+  // Series colours: kTwoN, kN, kNone.
+  draw_svg(path, "1100x560", {{31, 90, 180}, {40, 150, 60}, {220, 60, 30}}, [&] {
     // The plot on the left three quarters, the legend to its right; y is
     // log10 of the value, labelled as powers of ten.
     pladv(0);
@@ -103,7 +93,6 @@ void plot_init_profiles(const std::vector<InitProfile>& profiles, InitQuantity w
              0, n, opts.data(), 0.6, 0.6, 1.6, 0.0, ink.data(), texts.data(), nullptr, nullptr,
              nullptr, nullptr, colors.data(), styles.data(), widths.data(), nullptr, nullptr,
              nullptr, nullptr);
-    plend();
   });
 }
 

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "apps/gpt2/svg_page.h"
 #include "gpt2/error.h"
-#include "gpt2/io/atomic_file.h"
 
 namespace gpt2::app {
 namespace {
@@ -61,18 +61,8 @@ void plot_losses(const std::vector<LogRow>& rows, const std::string& path,
   }
   const double pad = std::max(0.05 * (y_max - y_min), 0.05);
 
-  write_atomically(path, [&](const std::string& tmp) {
-    plsdev("svg");
-    plsfnam(tmp.c_str());
-    plsetopt("geometry", "900x560");
-    plscmap0n(5);
-    plscol0(kBackground, 255, 255, 255);
-    plscol0(kInk, 40, 40, 40);
-    plscol0(kRaw, 170, 200, 235);
-    plscol0(kSmooth, 31, 90, 180);
-    plscol0(kVal, 230, 110, 20);
-    plinit();
-    plcol0(kInk);
+  // Series colours: kRaw, kSmooth, kVal.
+  draw_svg(path, "900x560", {{170, 200, 235}, {31, 90, 180}, {230, 110, 20}}, [&] {
     plenv(0, x_max, std::max(0.0, y_min - pad), y_max + pad, 0, 2);  // 2: grid
     pllab("step", "loss (cross entropy, nats)", title.c_str());
     PLINT n_entries = 0;
@@ -112,7 +102,6 @@ void plot_losses(const std::vector<LogRow>& rows, const std::string& path,
              kBackground, kInk, 1, 0, 0, n_entries, opts, 1.0, 1.0, 2.0, 0.0, ink, texts,
              nullptr, nullptr, nullptr, nullptr, colors, styles, widths, symbol_colors, scales,
              symbol_numbers, symbols);
-    plend();
   });
 }
 
