@@ -17,6 +17,7 @@
 #include "apps/gpt2/runtime.h"
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
+#include "gpt2/io/atomic_file.h"
 #include "gpt2/text/tokenizer.h"
 
 namespace gpt2::app {
@@ -95,6 +96,7 @@ int run_bench_generate(const BenchGenerateFlags& f, std::ostream& out) {
 }
 
 int run_bench_tokenize(const std::string& path, int repeats, std::ostream& out) {
+  require_regular_file(path);
   std::ifstream file(path, std::ios::binary);
   if (!file) throw FileError(fmt::format("cannot read '{}'", path));
   const std::string text(std::istreambuf_iterator<char>(file), {});
