@@ -10,7 +10,6 @@
 #include <mutex>
 
 #include "gpt2/error.h"
-#include "gpt2/train/optim.h"
 
 namespace gpt2 {
 namespace {
@@ -61,7 +60,7 @@ StepResult Trainer::step() {
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(r.lr);
   }
   model->train();
-  optimizer_->zero_grad();
+  optimizer_->clear_grads();
   for (int64_t micro = 0; micro < options_.grad_accum(); ++micro) {
     const Batch batch = train_.next();
     torch::Tensor loss = model->forward(batch.x, batch.y).loss / options_.grad_accum();
