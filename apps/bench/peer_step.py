@@ -2,7 +2,8 @@
 torch (Debian's python3-torch, the same LibTorch the C++ library links),
 shaped as nanoGPT's model.py and configure_optimizers, timed by phase.
 
-Usage: /usr/bin/python3 peer_step.py N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP
+Usage: /usr/bin/python3 peer_step.py N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP [THREADS]
+(THREADS: torch intra-op threads; 0 or absent leaves torch's default.)
 Prints one line of JSON: median seconds per phase and peak RSS in bytes.
 """
 import json
@@ -61,6 +62,9 @@ class GPT(nn.Module):
 
 def main():
     n_layer, n_head, n_embd, vocab, block, B, T, steps, warmup = map(int, sys.argv[1:10])
+    threads = int(sys.argv[10]) if len(sys.argv) > 10 else 0
+    if threads > 0:
+        torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = GPT(n_layer, n_head, n_embd, vocab, block)
     params = [p for p in model.parameters() if p.requires_grad]

@@ -1,5 +1,6 @@
 #include "apps/gpt2/bench_train.h"
 
+#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -87,8 +88,9 @@ Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f) {
 
 Phases peer_step(const GPTConfig& c, const BenchTrainFlags& f, double* peak_rss) {
   const std::string command = fmt::format(
-      "/usr/bin/python3 '{}' {} {} {} {} {} {} {} {} {}", GPT2_PEER_SCRIPT, c.n_layer(),
-      c.n_head(), c.n_embd(), c.vocab_size(), c.block_size(), f.batch, f.seq, f.steps, f.warmup);
+      "/usr/bin/python3 '{}' {} {} {} {} {} {} {} {} {} {}", GPT2_PEER_SCRIPT, c.n_layer(),
+      c.n_head(), c.n_embd(), c.vocab_size(), c.block_size(), f.batch, f.seq, f.steps, f.warmup,
+      f.threads);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) throw FileError(fmt::format("cannot run the Python peer: {}", command));
   std::string text;
@@ -108,6 +110,7 @@ Phases peer_step(const GPTConfig& c, const BenchTrainFlags& f, double* peak_rss)
 
 int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const GPTConfig config = GPTConfig::preset(f.preset);  // the real shapes, wpe included
+  if (f.threads > 0) at::set_num_threads(f.threads);
   const double peak = matmul_peak();
   std::map<std::string, std::vector<double>> cpp, peer;
   double peer_rss = 0;
@@ -125,7 +128,8 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const double flops = tokens * (6 * n + 12.0 * config.n_layer() * f.seq * config.n_embd());
   fmt::print(out, "bench     {} preset, B {} T {}, AdamW (nanoGPT groups), median of {} steps after "
                   "{} warm-up, {} rounds\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds);
-  fmt::print(out, "peak      float32 matmul 2048^2: {:.1f} GFLOP/s\n", peak / 1e9);
+  fmt::print(out, "peak      float32 matmul 2048^2: {:.1f} GFLOP/s; torch intra-op threads {}\n",
+             peak / 1e9, at::get_num_threads());
   fmt::print(out, "  {:<12} {:>12} {:>12} {:>8}\n", "phase", "C++ ms", "Python ms", "ratio");
   for (const char* phase : kPhases) {
     const double c = median(cpp[phase]);
@@ -161,6 +165,8 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
       ->capture_default_str();
   t->add_option("--rounds", f->rounds, "Alternating rounds")->check(CLI::Range(1, 20))
       ->capture_default_str();
+  t->add_option("--threads", f->threads, "torch intra-op threads on both sides (0: torch's default)")
+      ->check(CLI::Range(0, 256))->capture_default_str();
   t->add_flag("--no-peer", f->no_peer, "Do not run the Python peer");
   t->callback([f, rc] { *rc = run_bench_train(*f, std::cout); });
 }

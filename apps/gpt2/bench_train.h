@@ -20,6 +20,8 @@ struct BenchTrainFlags {
   int warmup = 2;
   /// Rounds of (C++, Python); each side's figure is the median over rounds.
   int rounds = 2;
+  /// torch intra-op threads on both sides; 0 leaves torch's default.
+  int threads = 0;
   /// Skip the Python peer (no python3-torch, or only this side wanted).
   bool no_peer = false;
 };

@@ -6,6 +6,13 @@
 
 namespace gpt2 {
 
+torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device) {
+  if (T <= 1) return {};
+  // Query i sits at position past + i and may not see keys after it.
+  return torch::ones({T, past + T}, torch::TensorOptions(torch::kBool).device(device))
+      .triu_(past + 1);                                                  // (T, past + T)
+}
+
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config_)
     : config(config_) {
   reset();
@@ -21,7 +28,7 @@ void CausalSelfAttentionImpl::reset() {
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, KVCache* cache,
-                                              size_t layer) {
+                                              size_t layer, const torch::Tensor& mask) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const int64_t nh = config.n_head(), hs = C / nh;
   auto qkv = c_attn(x).split(C, /*dim=*/2);  // 3 x (B, T, C)
@@ -31,15 +38,11 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, KVCache* 
   const int64_t past = cache ? cache->length() : 0;
   if (cache) std::tie(k, v) = cache->append(layer, k, v);  // (B, nh, past + T, hs)
 
-  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(hs)));  // (B, nh, T, past + T)
-  if (T > 1) {
-    // Query i sits at position past + i and may not see keys after it. (A
-    // single new token sees every cached key: nothing to mask.)
-    auto query_pos = torch::arange(past, past + T, x.options().dtype(torch::kLong));  // (T)
-    auto key_pos = torch::arange(past + T, x.options().dtype(torch::kLong));          // (past + T)
-    auto future = key_pos.unsqueeze(0) > query_pos.unsqueeze(1);                       // (T, past + T)
-    att = att.masked_fill(future, -std::numeric_limits<double>::infinity());
-  }
+  // In place after the matmul: neither op's backward needs what it overwrites.
+  auto att = torch::matmul(q, k.transpose(-2, -1));          // (B, nh, T, past + T)
+  att.mul_(1.0 / std::sqrt(double(hs)));
+  const torch::Tensor future = mask.defined() ? mask : causal_mask(T, past, x.device());
+  if (future.defined()) att.masked_fill_(future, -std::numeric_limits<double>::infinity());
   att = attn_dropout(torch::softmax(att, -1));
   auto y = torch::matmul(att, v);                            // (B, nh, T, hs)
   y = y.transpose(1, 2).contiguous().view({B, T, C});        // (B, T, C)

@@ -11,8 +11,14 @@
 
 namespace gpt2 {
 
+/// The causal mask of T queries at positions past .. past + T - 1 over the
+/// past + T keys: (T, past + T) bool, true where the key comes after the
+/// query. Undefined for T == 1: a single new token sees every key.
+torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device);
+
 /// Each position attends to itself and the positions before it. The causal
-/// mask is computed per call, so the state dict holds parameters only.
+/// mask is made per model call, not stored, so the state dict holds
+/// parameters only.
 class CausalSelfAttentionImpl : public torch::nn::Cloneable<CausalSelfAttentionImpl> {
  public:
   explicit CausalSelfAttentionImpl(const GPTConfig& config);
@@ -23,8 +29,10 @@ class CausalSelfAttentionImpl : public torch::nn::Cloneable<CausalSelfAttentionI
   /// x (B, T, C) -> y (B, T, C). With a cache, x holds the T positions
   /// after the cache's length(): their keys and values are written into
   /// layer `layer` of it and the queries attend to every cached position
-  /// too. Without one, x starts at position 0.
-  torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr, size_t layer = 0);
+  /// too. Without one, x starts at position 0. `mask` is causal_mask(T,
+  /// past) when the caller made it once for all blocks; made here if not.
+  torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr, size_t layer = 0,
+                        const torch::Tensor& mask = {});
 
   /// The model's config (n_head, n_embd, bias, dropout are read).
   GPTConfig config;

@@ -12,8 +12,9 @@ void BlockImpl::reset() {
   mlp = register_module("mlp", MLP(config));
 }
 
-torch::Tensor BlockImpl::forward(torch::Tensor x, KVCache* cache, size_t layer) {
-  x = x + attn->forward(ln_1(x), cache, layer);  // (B, T, C)
+torch::Tensor BlockImpl::forward(torch::Tensor x, KVCache* cache, size_t layer,
+                                 const torch::Tensor& mask) {
+  x = x + attn->forward(ln_1(x), cache, layer, mask);  // (B, T, C)
   x = x + mlp(ln_2(x));                          // (B, T, C)
   return x;
 }

@@ -19,8 +19,9 @@ class BlockImpl : public torch::nn::Cloneable<BlockImpl> {
   /// Registers ln_1, attn, ln_2, mlp.
   void reset() override;
 
-  /// x (B, T, C) -> x (B, T, C); `cache` and `layer` go to the attention.
-  torch::Tensor forward(torch::Tensor x, KVCache* cache = nullptr, size_t layer = 0);
+  /// x (B, T, C) -> x (B, T, C); `cache`, `layer` and `mask` go to the attention.
+  torch::Tensor forward(torch::Tensor x, KVCache* cache = nullptr, size_t layer = 0,
+                        const torch::Tensor& mask = {});
 
   /// The model's config.
   GPTConfig config;

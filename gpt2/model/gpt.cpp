@@ -138,10 +138,12 @@ torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx, int64_t first_pos
 }
 
 torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
-  auto x = embed_checked(idx, cache ? cache->length() : 0);  // (B, T, C)
+  const int64_t past = cache ? cache->length() : 0;
+  auto x = embed_checked(idx, past);                     // (B, T, C)
+  const auto mask = causal_mask(idx.size(1), past, idx.device());  // one for all blocks
   size_t layer = 0;
   for (const auto& block : *transformer->h) {
-    x = block->as<BlockImpl>()->forward(x, cache, layer++);
+    x = block->as<BlockImpl>()->forward(x, cache, layer++, mask);
   }
   if (cache) cache->advance(idx.size(1));
   return transformer->ln_f(x);                           // (B, T, C)
