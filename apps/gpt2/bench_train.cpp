@@ -16,6 +16,8 @@
 #include <memory>
 #include <vector>
 
+#include "apps/gpt2/runtime.h"
+#include "apps/gpt2/train_presets.h"
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/train/optim.h"
@@ -109,8 +111,9 @@ Phases peer_step(const GPTConfig& c, const BenchTrainFlags& f, double* peak_rss)
 }  // namespace
 
 int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
-  const GPTConfig config = GPTConfig::preset(f.preset);  // the real shapes, wpe included
+  const GPTConfig config = train_preset(f.preset).model;  // the real shapes, wpe included
   if (f.threads > 0) at::set_num_threads(f.threads);
+  const bool kept = keep_freed_memory();  // as `gpt2 train` runs
   const double peak = matmul_peak();
   std::map<std::string, std::vector<double>> cpp, peer;
   double peer_rss = 0;
@@ -130,6 +133,8 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
                   "{} warm-up, {} rounds\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds);
   fmt::print(out, "peak      float32 matmul 2048^2: {:.1f} GFLOP/s; torch intra-op threads {}\n",
              peak / 1e9, at::get_num_threads());
+  fmt::print(out, "memory    C++: {}; Python: glibc's defaults\n",
+             kept ? "freed memory kept in the heap (as gpt2 train)" : "MALLOC_* from the environment");
   fmt::print(out, "  {:<12} {:>12} {:>12} {:>8}\n", "phase", "C++ ms", "Python ms", "ratio");
   for (const char* phase : kPhases) {
     const double c = median(cpp[phase]);
@@ -156,8 +161,8 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
   auto f = std::make_shared<BenchTrainFlags>();
   CLI::App* t = bench.add_subcommand(
       "train", "One training step, by phase, beside the same step in Python (python3-torch)");
-  t->add_option("--preset", f->preset, "Model size")
-      ->check(CLI::IsMember(GPTConfig::preset_names()))->capture_default_str();
+  t->add_option("--preset", f->preset, "Model, as `gpt2 train --preset` builds it")
+      ->check(CLI::IsMember(train_preset_names()))->capture_default_str();
   t->add_option("--batch-size", f->batch, "B")->check(CLI::Range(1, 1024))->capture_default_str();
   t->add_option("--seq", f->seq, "T")->check(CLI::Range(1, 1024))->capture_default_str();
   t->add_option("--steps", f->steps, "Timed steps")->check(CLI::Range(1, 1000))->capture_default_str();

@@ -2,6 +2,9 @@
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <malloc.h>
+
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -47,6 +50,12 @@ RuntimeInfo runtime_info() {
   }
   info.torch_threads = at::get_num_threads();
   return info;
+}
+
+bool keep_freed_memory() {
+  if (std::getenv("MALLOC_MMAP_MAX_") || std::getenv("MALLOC_TRIM_THRESHOLD_")) return false;
+  // No block gets its own mapping, and the heap's top is never given back.
+  return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1;
 }
 
 }  // namespace gpt2

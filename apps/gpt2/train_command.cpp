@@ -87,6 +87,7 @@ std::string duration(double s) {
 }  // namespace
 
 int run_train(const TrainFlags& flags) {
+  keep_freed_memory();
   std::filesystem::create_directories(flags.out);
   const std::string ckpt = flags.out + "/ckpt.pt", log_path = flags.out + "/log.csv";
   const TrainPreset preset = train_preset(flags.model.preset);
