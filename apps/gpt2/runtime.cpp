@@ -49,4 +49,12 @@ RuntimeInfo runtime_info() {
   return info;
 }
 
+void set_compute_threads(int threads) {
+  at::set_num_threads(threads);
+  using SetThreads = void (*)(int);
+  if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    fn(threads);
+  }
+}
+
 }  // namespace gpt2

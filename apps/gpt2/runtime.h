@@ -23,4 +23,8 @@ struct RuntimeInfo {
 /// Reads /proc/self/maps and asks the loaded libraries.
 RuntimeInfo runtime_info();
 
+/// Sets torch's intra-op pool and OpenBLAS's own pool (which
+/// at::set_num_threads does not reach) to `threads` each.
+void set_compute_threads(int threads);
+
 }  // namespace gpt2
