@@ -58,7 +58,7 @@ Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f) {
   std::map<std::string, std::vector<double>> times;
   for (int step = 0; step < f.warmup + f.steps; ++step) {
     const auto t0 = Clock::now();
-    opt->zero_grad();
+    opt->clear_grads();
     const double zero = since(t0);
     auto t = Clock::now();
     auto loss = model->forward(x, y).loss;

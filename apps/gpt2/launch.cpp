@@ -38,24 +38,6 @@ extern "C" void forward_signal(int sig) {
   }
 }
 
-// A port nothing listens on now (the kernel's pick for port 0). The workers'
-// rank 0 binds it a moment later; torchrun has the same small race.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    const std::string why = std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    throw FileError(fmt::format("--nproc: cannot find a free port on 127.0.0.1: {}", why));
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
@@ -98,6 +80,22 @@ std::vector<std::string> without_nproc(const std::vector<std::string>& args) {
   return out;
 }
 
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw FileError(fmt::format("cannot find a free port on 127.0.0.1: {}", why));
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
 int launch_local_workers(int64_t nproc, const std::vector<std::string>& args,
                          std::chrono::milliseconds grace) {
   if (nproc < 1 || nproc > kMaxWorkers) {
@@ -111,7 +109,7 @@ int launch_local_workers(int64_t nproc, const std::vector<std::string>& args,
   }
   env["WORLD_SIZE"] = env["LOCAL_WORLD_SIZE"] = std::to_string(nproc);
   env["MASTER_ADDR"] = env_or("MASTER_ADDR", "127.0.0.1");
-  env["MASTER_PORT"] = env_or("MASTER_PORT", std::to_string(free_port()));
+  env["MASTER_PORT"] = env_or("MASTER_PORT", std::to_string(free_loopback_port()));
   env["OMP_NUM_THREADS"] = env_or("OMP_NUM_THREADS", std::to_string(std::max<int64_t>(1, cores / nproc)));
   fmt::print("launch    {} workers on {}:{}, {} threads each (OMP_NUM_THREADS)\n", nproc,
              env["MASTER_ADDR"], env["MASTER_PORT"], env["OMP_NUM_THREADS"]);

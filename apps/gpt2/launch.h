@@ -10,6 +10,11 @@
 
 namespace gpt2::app {
 
+/// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick
+/// for port 0). Whoever binds it next may race another program for it, as
+/// with torchrun's own pick. Throws FileError when no socket can be bound.
+int free_loopback_port();
+
 /// This process's command line, from /proc/self/cmdline.
 std::vector<std::string> own_command_line();
 

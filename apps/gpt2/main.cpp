@@ -20,6 +20,27 @@
 #include "apps/gpt2/tokenize_command.h"
 #include "gpt2/error.h"
 
+namespace {
+
+// CLI11 takes the word after an option as its value even when that word is
+// another flag, so `--n-layer --n-head 4` would end in "4 was not
+// expected". Every option that takes a value refuses one that is a flag.
+void refuse_flags_as_values(CLI::App& app) {
+  const CLI::Validator not_a_flag(
+      [](std::string& value) -> std::string {
+        if (value.size() < 3 || value.compare(0, 2, "--") != 0) return {};
+        return fmt::format("needs a value, but the next word is the flag '{}' (a file name "
+                           "that starts with -- can be written ./{})", value, value);
+      },
+      "", "not a flag");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->nonpositional() && option->get_expected_min() > 0) option->check(not_a_flag);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_flags_as_values(*sub);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"gpt2: GPT-2 in LibTorch, laid out like nanoGPT"};
   app.require_subcommand(1);
@@ -34,6 +55,7 @@ int main(int argc, char** argv) {
   gpt2::app::add_plot_command(app, &rc);
   gpt2::app::add_init_study_command(app, &rc);
   gpt2::app::add_convert_command(app, &rc);
+  refuse_flags_as_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,41 @@
 #include "gpt2/train/optim.h"
 
+#include <ATen/Parallel.h>
+#include <c10/util/string_utils.h>
+
+#include <cmath>
+
+#include "gpt2/train/detail/adamw_kernel.h"
+
 namespace gpt2 {
+namespace {
+
+// Elements per task: large enough that the pool's overhead is noise, small
+// enough that both threads get work on a LayerNorm-sized tensor.
+constexpr int64_t kGrain = 1 << 15;
+
+bool dense_float_cpu(const torch::Tensor& t) {
+  return t.defined() && t.device().is_cpu() && t.scalar_type() == torch::kFloat &&
+         t.layout() == torch::kStrided && t.is_contiguous();
+}
+
+detail::AdamWCoefficients coefficients(const torch::optim::AdamWOptions& o, int64_t step) {
+  const auto [beta1, beta2] = o.betas();
+  detail::AdamWCoefficients c;
+  c.decay = static_cast<float>(1 - o.lr() * o.weight_decay());
+  c.beta1 = static_cast<float>(beta1);
+  c.one_minus_beta1 = static_cast<float>(1 - beta1);
+  c.beta2 = static_cast<float>(beta2);
+  c.one_minus_beta2 = static_cast<float>(1 - beta2);
+  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
+  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
+  c.sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2));
+  c.eps = static_cast<float>(o.eps());
+  c.neg_step_size = static_cast<float>(-o.lr() / bias_correction1);
+  return c;
+}
+
+}  // namespace
 
 ParamGroups param_groups(const GPTImpl& model) {
   ParamGroups groups;
@@ -10,8 +45,59 @@ ParamGroups param_groups(const GPTImpl& model) {
   return groups;
 }
 
-std::unique_ptr<torch::optim::AdamW> configure_optimizers(
-    const GPTImpl& model, const torch::optim::AdamWOptions& options) {
+bool FusedAdamW::fusable() const {
+  for (const auto& group : param_groups()) {
+    if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) return false;
+    for (const auto& p : group.params()) {
+      if (p.grad().defined() && !(dense_float_cpu(p) && dense_float_cpu(p.grad()))) return false;
+    }
+  }
+  return true;
+}
+
+torch::Tensor FusedAdamW::step(LossClosure closure) {
+  if (!fusable()) return torch::optim::AdamW::step(std::move(closure));
+  torch::NoGradGuard no_grad;
+  torch::Tensor loss;
+  if (closure) {
+    at::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  for (auto& group : param_groups()) {
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& slot = state()[c10::guts::to_string(p.unsafeGetTensorImpl())];
+      if (!slot) {  // as torch: zeros on the first step
+        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        slot = std::move(fresh);
+      }
+      auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
+      s.step(s.step() + 1);
+      auto c = coefficients(options, s.step());
+      if (options.weight_decay() == 0) c.decay = 1;
+      float* w = p.data_ptr<float>();
+      const float* g = p.grad().data_ptr<float>();
+      float* m = s.exp_avg().data_ptr<float>();
+      float* v = s.exp_avg_sq().data_ptr<float>();
+      at::parallel_for(0, p.numel(), kGrain, [&](int64_t begin, int64_t end) {
+        detail::adamw_update(w + begin, g + begin, m + begin, v + begin, end - begin, c);
+      });
+    }
+  }
+  return loss;
+}
+
+void FusedAdamW::clear_grads() {
+  for (auto& group : param_groups()) {
+    for (auto& p : group.params()) p.mutable_grad().reset();
+  }
+}
+
+std::unique_ptr<FusedAdamW> configure_optimizers(const GPTImpl& model,
+                                                 const torch::optim::AdamWOptions& options) {
   ParamGroups groups = param_groups(model);
   auto no_decay = std::make_unique<torch::optim::AdamWOptions>(options);
   no_decay->weight_decay(0.0);
@@ -19,7 +105,7 @@ std::unique_ptr<torch::optim::AdamW> configure_optimizers(
   param_groups_.emplace_back(groups.decay,
                              std::make_unique<torch::optim::AdamWOptions>(options));
   param_groups_.emplace_back(groups.no_decay, std::move(no_decay));
-  return std::make_unique<torch::optim::AdamW>(std::move(param_groups_), options);
+  return std::make_unique<FusedAdamW>(std::move(param_groups_), options);
 }
 
 }  // namespace gpt2

@@ -1,6 +1,7 @@
 #pragma once
 /// Optimizer set-up as nanoGPT's configure_optimizers: AdamW with weight
-/// decay on matrices only, each tensor (the tied one included) exactly once.
+/// decay on matrices only, each tensor (the tied one included) exactly once;
+/// and the step done as one fused pass per parameter.
 
 #include <torch/optim/adamw.h>
 
@@ -22,10 +23,33 @@ struct ParamGroups {
 /// Splits model.unique_parameters() into decay / no_decay.
 ParamGroups param_groups(const GPTImpl& model);
 
-/// AdamW over param_groups(model): the decay group uses
+/// torch::optim::AdamW whose step() updates each float32 parameter in one
+/// pass over (weight, grad, m, v), split across torch's intra-op threads.
+/// torch's step walks the same tensors with eight separate ops and a
+/// temporary. The options, the per-parameter state (AdamWParamState), save()
+/// and load() are torch's, so optimizer state moves freely between the two;
+/// the numbers agree to float rounding (tests/train/optim_test.cpp). With
+/// amsgrad, or any parameter or gradient that is not dense, contiguous
+/// float32 on the CPU, step() is torch's own.
+class FusedAdamW : public torch::optim::AdamW {
+ public:
+  using torch::optim::AdamW::AdamW;
+
+  torch::Tensor step(LossClosure closure = nullptr) override;
+
+  /// Drops every gradient, as PyTorch's zero_grad(set_to_none=True): the
+  /// next backward stores its gradients instead of adding them into zeroed
+  /// ones, which saves a pass to zero and a pass to add per tensor.
+  void clear_grads();
+
+ private:
+  bool fusable() const;
+};
+
+/// FusedAdamW over param_groups(model): the decay group uses
 /// options.weight_decay(), the other 0. nanoGPT uses lr 6e-4,
 /// betas (0.9, 0.95), weight_decay 0.1.
-std::unique_ptr<torch::optim::AdamW> configure_optimizers(
-    const GPTImpl& model, const torch::optim::AdamWOptions& options);
+std::unique_ptr<FusedAdamW> configure_optimizers(const GPTImpl& model,
+                                                 const torch::optim::AdamWOptions& options);
 
 }  // namespace gpt2

@@ -10,7 +10,6 @@
 #include <mutex>
 
 #include "gpt2/error.h"
-#include "gpt2/train/optim.h"
 
 namespace gpt2 {
 namespace {
@@ -76,7 +75,7 @@ StepResult Trainer::step() {
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(r.lr);
   }
   model->train();
-  optimizer_->zero_grad();
+  optimizer_->clear_grads();
   const int64_t rank = dp_ ? dp_->rank() : 0, world = dp_ ? dp_->world_size() : 1;
   train_.skip(rank * options_.grad_accum());  // the lower ranks' micro-batches
   for (int64_t micro = 0; micro < options_.grad_accum(); ++micro) {

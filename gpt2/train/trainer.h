@@ -16,6 +16,7 @@
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/train/distributed.h"
+#include "gpt2/train/optim.h"
 #include "gpt2/train/token_loader.h"
 #include "gpt2/train/train_options.h"
 
@@ -101,7 +102,7 @@ class Trainer {
   TrainOptions options_;
   std::string data_dir_;
   LrSchedule schedule_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<FusedAdamW> optimizer_;
   std::vector<torch::Tensor> params_;  // unique parameters, for clipping
   std::shared_ptr<const TokenFile> train_file_, val_file_;
   TokenLoader train_, eval_train_, eval_val_;

@@ -1,17 +1,14 @@
 // Data-parallel pieces: torchrun's variables, the buckets, the shared batch
 // stream, and the collectives of two ranks (two threads of this process, a
 // real TCPStore and Gloo group on 127.0.0.1).
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <future>
 #include <map>
 #include <string>
 
+#include "apps/gpt2/launch.h"
 #include "gpt2/train/distributed.h"
 #include "gpt2/train/token_loader.h"
 
@@ -104,18 +101,6 @@ TEST(TokenLoader, SkipLeavesTheStreamWhereNextWould) {
   EXPECT_TRUE(torch::equal(a.next().x.clone(), b.next().x.clone()));
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // Each rank r holds tensors filled with r + 1 and gradients with 10 (r + 1);
 // returns what they hold after a broadcast and an average, and the mean loss.
 struct RankResult {
@@ -145,7 +130,7 @@ RankResult run_rank(int64_t rank, int port) {
 }
 
 TEST(DataParallel, TwoRanksGetRank0sValuesAndTheMeanGradient) {
-  const int port = free_port();
+  const int port = app::free_loopback_port();
   auto r1 = std::async(std::launch::async, run_rank, 1, port);
   const RankResult r0 = run_rank(0, port);
   const RankResult other = r1.get();

@@ -1,8 +1,12 @@
 #include "gpt2/train/optim.h"
 
 #include <gtest/gtest.h>
+#include <ATen/Parallel.h>
+#include <torch/serialize/archive.h>
 #include <torch/types.h>
 #include <torch/utils.h>
+
+#include <sstream>
 
 #include "test_util.h"
 
@@ -62,6 +66,146 @@ TEST(Optim, NoDecayGroupHasZeroWeightDecay) {
   EXPECT_DOUBLE_EQ(none.weight_decay(), 0.0);
   EXPECT_EQ(groups[0].params().size() + groups[1].params().size(),
             model->unique_parameters().size());
+}
+
+// The same groups as configure_optimizers, stepped by torch's own AdamW.
+std::unique_ptr<torch::optim::AdamW> torch_adamw(const GPTImpl& model,
+                                                 const torch::optim::AdamWOptions& options) {
+  ParamGroups groups = param_groups(model);
+  std::vector<torch::optim::OptimizerParamGroup> g;
+  g.emplace_back(groups.decay, std::make_unique<torch::optim::AdamWOptions>(options));
+  auto none = std::make_unique<torch::optim::AdamWOptions>(options);
+  none->weight_decay(0.0);
+  g.emplace_back(groups.no_decay, std::move(none));
+  return std::make_unique<torch::optim::AdamW>(std::move(g), options);
+}
+
+void set_lr(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) {
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  }
+}
+
+// Largest |a - b| over the two models' parameters, in the same order.
+double max_param_diff(const GPTImpl& a, const GPTImpl& b) {
+  const auto pa = a.unique_parameters(), pb = b.unique_parameters();
+  double d = 0;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    d = std::max(d, (pa[i] - pb[i]).abs().max().item<double>());
+  }
+  return d;
+}
+
+// Ten steps at a changing rate from the same weights, each step giving both
+// the same gradients (the fused model's, from a real loss; were each model
+// to compute its own, Adam would amplify the rounding noise of near-zero
+// gradients to a sign flip and compare nothing): the fused step and torch's
+// stay together. Both compute in float in the same order, so the only
+// differences are contractions the compiler makes inside torch's vectorized
+// kernels; 1e-6 on weights of order 0.02-1 is a few float ulps, where a
+// wrong term (a missing bias correction, the decay on the wrong group, eps
+// inside the square root) moves weights by 1e-4 or more.
+TEST(Optim, FusedAdamWMatchesTorchOverTenSteps) {
+  const auto options = torch::optim::AdamWOptions(1e-2).betas({0.9, 0.95}).weight_decay(0.1);
+  GPT fused_model(testing::tiny_config().init(InitOptions().seed(3)));
+  GPT torch_model(testing::tiny_config().init(InitOptions().seed(3)));
+  auto fused = configure_optimizers(*fused_model, options);
+  auto reference = torch_adamw(*torch_model, options);
+  const auto fused_params = fused_model->unique_parameters();
+  const auto torch_params = torch_model->unique_parameters();
+  torch::manual_seed(4);
+  for (int step = 0; step < 10; ++step) {
+    const double lr = 1e-2 * (1.0 - 0.08 * step);
+    set_lr(*fused, lr);
+    set_lr(*reference, lr);
+    auto idx = torch::randint(96, {2, 16});
+    fused->clear_grads();
+    fused_model->forward(idx, idx).loss.backward();
+    for (size_t i = 0; i < fused_params.size(); ++i) {
+      torch_params[i].mutable_grad() = fused_params[i].grad().clone();
+    }
+    fused->step();
+    reference->step();
+  }
+  EXPECT_LT(max_param_diff(*fused_model, *torch_model), 1e-6);
+  EXPECT_GT(max_param_diff(*fused_model, *GPT(testing::tiny_config().init(InitOptions().seed(3)))),
+            1e-3);  // it did train
+  EXPECT_TRUE(fused_model->lm_head->weight.is_same(fused_model->transformer->wte->weight));
+}
+
+// A tensor longer than one task, stepped on two threads: every chunk lands
+// at its own offset.
+TEST(Optim, FusedAdamWSplitsLargeTensorsAcrossThreads) {
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  torch::manual_seed(5);
+  auto a = torch::randn({1000, 257}).requires_grad_(true);
+  auto b = a.detach().clone().requires_grad_(true);
+  const auto start = a.detach().clone();
+  const auto options = torch::optim::AdamWOptions(1e-3).weight_decay(0.1);
+  FusedAdamW fused({a}, options);
+  torch::optim::AdamW reference({b}, options);
+  for (int step = 0; step < 3; ++step) {
+    auto g = torch::randn({1000, 257});
+    a.mutable_grad() = g.clone();
+    b.mutable_grad() = g.clone();
+    fused.step();
+    reference.step();
+  }
+  at::set_num_threads(threads);
+  EXPECT_LT((a - b).abs().max().item<double>(), 1e-6);
+  EXPECT_GT((a - start).abs().mean().item<double>(), 5e-4);  // three steps of about lr
+}
+
+// The state is torch's: saved from the fused optimizer, loaded into torch's
+// AdamW, the next step agrees; amsgrad falls back to torch's step exactly.
+TEST(Optim, FusedAdamWStateIsTorchsAndAmsgradFallsBack) {
+  torch::manual_seed(6);
+  auto a = torch::randn({64}).requires_grad_(true);
+  auto b = a.detach().clone().requires_grad_(true);
+  FusedAdamW fused({a}, torch::optim::AdamWOptions(1e-2));
+  a.mutable_grad() = torch::randn({64});
+  fused.step();
+  torch::serialize::OutputArchive out;
+  fused.save(out);
+  std::ostringstream bytes;
+  out.save_to(bytes);
+  b.data().copy_(a.detach());
+  torch::optim::AdamW reference({b}, torch::optim::AdamWOptions(1e-2));
+  torch::serialize::InputArchive in;
+  std::istringstream source(bytes.str());
+  in.load_from(source);
+  reference.load(in);
+  const auto g = torch::randn({64});
+  a.mutable_grad() = g.clone();
+  b.mutable_grad() = g.clone();
+  fused.step();
+  reference.step();
+  EXPECT_LT((a - b).abs().max().item<double>(), 1e-7);
+
+  auto c = a.detach().clone().requires_grad_(true), d = a.detach().clone().requires_grad_(true);
+  FusedAdamW ams({c}, torch::optim::AdamWOptions(1e-2).amsgrad(true));
+  torch::optim::AdamW ams_reference({d}, torch::optim::AdamWOptions(1e-2).amsgrad(true));
+  c.mutable_grad() = g.clone();
+  d.mutable_grad() = g.clone();
+  ams.step();
+  ams_reference.step();
+  EXPECT_TRUE(torch::equal(c, d));
+}
+
+// clear_grads drops the gradients; the next backward stores the same
+// numbers zero_grad + backward would have added into zeros.
+TEST(Optim, ClearGradsLeavesNoGradientAndSameNextGradient) {
+  GPT model(testing::tiny_config().init(InitOptions().seed(7)));
+  auto optimizer = configure_optimizers(*model, torch::optim::AdamWOptions(1e-3));
+  auto idx = torch::randint(96, {2, 8});
+  model->forward(idx, idx).loss.backward();
+  const auto grad = model->lm_head->weight.grad().clone();
+  optimizer->clear_grads();
+  for (const auto& p : model->parameters()) EXPECT_FALSE(p.grad().defined());
+  model->forward(idx, idx).loss.backward();
+  EXPECT_TRUE(torch::equal(model->lm_head->weight.grad(), grad));
+  EXPECT_TRUE(model->lm_head->weight.grad().is_same(model->transformer->wte->weight.grad()));
 }
 
 }  // namespace
