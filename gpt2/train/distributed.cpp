@@ -54,8 +54,9 @@ struct DataParallel::Group {
   torch::Tensor scalar = torch::zeros({1}, torch::kFloat64);
 };
 
-DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout)
-    : env_(env), timeout_(timeout), group_(std::make_unique<Group>()) {
+DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout,
+                           int64_t bucket_bytes)
+    : env_(env), timeout_(timeout), bucket_bytes_(bucket_bytes), group_(std::make_unique<Group>()) {
   TORCH_CHECK(env.distributed(), "DataParallel needs WORLD_SIZE > 1, got ", env.world_size);
   c10d::TCPStoreOptions o;
   o.port = static_cast<uint16_t>(env.master_port);
@@ -149,7 +150,7 @@ std::vector<std::pair<size_t, size_t>> bucket_ranges(const std::vector<torch::Te
 }
 
 void DataParallel::broadcast(const std::vector<torch::Tensor>& tensors) {
-  for (const auto& range : bucket_ranges(tensors, kBucketBytes)) {
+  for (const auto& range : bucket_ranges(tensors, bucket_bytes_)) {
     int64_t n = 0;
     for (size_t i = range.first; i < range.second; ++i) n += tensors[i].numel();
     std::vector<torch::Tensor> flat = {torch::empty({n}, torch::kFloat32)};
@@ -163,7 +164,7 @@ double DataParallel::average_gradients(const std::vector<torch::Tensor>& tensors
   const auto start = Clock::now();
   Group& g = *group_;
   if (g.buffers.empty()) {
-    g.buckets = bucket_ranges(tensors, kBucketBytes);
+    g.buckets = bucket_ranges(tensors, bucket_bytes_);
     for (const auto& range : g.buckets) {
       int64_t n = 0;
       for (size_t i = range.first; i < range.second; ++i) n += tensors[i].numel();

@@ -85,9 +85,11 @@ class DataParallel {
 
   /// Joins the group `env` describes: rank 0 serves the store (unless the
   /// launcher does), every rank waits at most `timeout` for the others to
-  /// join and, later, for each collective. Throws DistributedError when the
-  /// store cannot be served or reached or the group does not form in time.
-  DataParallel(const DistEnv& env, std::chrono::milliseconds timeout);
+  /// join and, later, for each collective. Gradients go in buckets of at
+  /// most `bucket_bytes`. Throws DistributedError when the store cannot be
+  /// served or reached or the group does not form in time.
+  DataParallel(const DistEnv& env, std::chrono::milliseconds timeout,
+               int64_t bucket_bytes = kBucketBytes);
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
@@ -120,6 +122,7 @@ class DataParallel {
   struct Group;
   DistEnv env_;
   std::chrono::milliseconds timeout_;
+  int64_t bucket_bytes_;
   std::unique_ptr<Group> group_;
   SyncStats stats_;
 };

@@ -101,8 +101,9 @@ TEST(TokenLoader, SkipLeavesTheStreamWhereNextWould) {
   EXPECT_TRUE(torch::equal(a.next().x.clone(), b.next().x.clone()));
 }
 
-// Each rank r holds tensors filled with r + 1 and gradients with 10 (r + 1);
-// returns what they hold after a broadcast and an average, and the mean loss.
+// Each rank r holds tensors filled with r + 1 and gradients with 10 (r + 1),
+// the second without a gradient; returns what they hold after a broadcast
+// and an average, and the mean loss. Buckets of 64 bytes: one per tensor.
 struct RankResult {
   std::vector<torch::Tensor> values, grads;
   double mean = 0;
@@ -114,9 +115,10 @@ RankResult run_rank(int64_t rank, int port) {
   env.local_rank = rank;
   env.master_addr = "127.0.0.1";
   env.master_port = port;
-  DataParallel dp(env, std::chrono::seconds(20));
-  std::vector<torch::Tensor> ts = {torch::full({3, 4}, rank + 1.0), torch::full({5}, rank + 1.0)};
-  for (auto& t : ts) t.mutable_grad() = torch::full_like(t, 10.0 * (rank + 1));
+  DataParallel dp(env, std::chrono::seconds(20), 64);
+  std::vector<torch::Tensor> ts = {torch::full({3, 4}, rank + 1.0), torch::full({5}, rank + 1.0),
+                                   torch::full({2}, rank + 1.0)};
+  for (size_t i : {0, 2}) ts[i].mutable_grad() = torch::full_like(ts[i], 10.0 * (rank + 1));
   dp.broadcast(ts);
   RankResult r;
   r.mean = dp.average_gradients(ts, rank == 0 ? 1.0 : 2.0);
@@ -124,21 +126,22 @@ RankResult run_rank(int64_t rank, int port) {
     r.values.push_back(t.clone());
     r.grads.push_back(t.grad().clone());
   }
-  EXPECT_EQ(dp.stats().buckets, 1);
-  EXPECT_EQ(dp.stats().bytes, 17 * 4);
+  EXPECT_EQ(dp.stats().buckets, 2);  // 48 bytes, then 20 + 8
+  EXPECT_EQ(dp.stats().bytes, 19 * 4);
   return r;
 }
 
-TEST(DataParallel, TwoRanksGetRank0sValuesAndTheMeanGradient) {
+TEST(DataParallel, TwoRanksGetRank0sValuesAndTheMeanGradientInEveryBucket) {
   const int port = app::free_loopback_port();
   auto r1 = std::async(std::launch::async, run_rank, 1, port);
   const RankResult r0 = run_rank(0, port);
   const RankResult other = r1.get();
   for (const RankResult* r : {&r0, &other}) {
     EXPECT_DOUBLE_EQ(r->mean, 1.5);
-    for (size_t i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < 3; ++i) {
       EXPECT_TRUE(torch::equal(r->values[i], torch::ones_like(r->values[i]))) << i;
-      EXPECT_TRUE(torch::equal(r->grads[i], torch::full_like(r->grads[i], 15.0))) << i;
+      const double mean = i == 1 ? 0.0 : 15.0;  // a missing gradient counts as zeros
+      EXPECT_TRUE(torch::equal(r->grads[i], torch::full_like(r->grads[i], mean))) << i;
     }
   }
 }
