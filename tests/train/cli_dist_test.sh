@@ -1,9 +1,11 @@
 #!/bin/sh
 # Data-parallel `gpt2 train` as users launch it, on 127.0.0.1 with a tiny
 # model and the shipped corpus, prepared once (ctest's fixture) into DATA.
-#   cli_dist_test.sh GPT2 DATA WORKDIR torchrun|equal|resume|kill|hang|signal|port
+#   cli_dist_test.sh GPT2 DATA WORKDIR torchrun|static|equal|resume|kill|hang|signal|port
 # torchrun: Debian's torchrun (--standalone --no_python) starts 2 ranks; they
 #           train, rank 0 writes the log and checkpoint.
+# static:   torchrun's multi-machine form on one machine (static rendezvous:
+#           torchrun serves the store, rank 0 is its client); trains.
 # equal:    2 ranks started by hand, as a scheduler would, each in its own
 #           folder: the loss curve (10 steps, val too) equals a 1-process
 #           run with grad_accum 2 (the same batches), both ranks end with the
@@ -60,6 +62,15 @@ torchrun)
   grep -q "world size 2, rank 0" t.txt && grep -q "world size 2, rank 1" t.txt
   test "$(grep -c ',train,' t/log.csv)" -eq 3 && test -s t/ckpt.pt
   echo "torchrun: 2 ranks trained 3 steps"
+  ;;
+static)
+  /usr/bin/torchrun --nnodes 1 --node_rank 0 --nproc_per_node 2 --master_addr 127.0.0.1 \
+    --master_port "$(free_port)" --redirects 1 --tee 1 --no_python \
+    "$gpt2" train $tiny --data "$data" --out s --max-steps 3 >s.txt 2>&1 || { cat s.txt; exit 1; }
+  grep "dist      world size" s.txt
+  test "$(grep -c "(the launcher's)" s.txt)" -eq 2
+  test "$(grep -c ',train,' s/log.csv)" -eq 3
+  echo "static: 2 ranks on torchrun's store trained 3 steps"
   ;;
 equal)
   port=$(free_port)
