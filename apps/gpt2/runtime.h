@@ -33,4 +33,8 @@ RuntimeInfo runtime_info();
 /// Returns whether it changed anything.
 bool keep_freed_memory();
 
+/// Sets torch's intra-op pool and OpenBLAS's own pool (which
+/// at::set_num_threads does not reach) to `threads` each.
+void set_compute_threads(int threads);
+
 }  // namespace gpt2

@@ -5,16 +5,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
+#include "apps/gpt2/launch.h"
 #include "apps/gpt2/loss_plot.h"
 #include "apps/gpt2/progress.h"
 #include "apps/gpt2/runtime.h"
+#include "apps/gpt2/stop_signal.h"
 #include "apps/gpt2/train_presets.h"
+#include "apps/gpt2/train_ranks.h"
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
 #include "gpt2/io/checkpoint.h"
@@ -24,37 +26,6 @@
 
 namespace gpt2::app {
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-// First SIGINT/SIGTERM: finish the step, checkpoint, exit 0. A second one
-// ends the process at once, as the default action does.
-extern "C" void on_stop_signal(int sig) {
-  if (g_stop.exchange(true)) {
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-  }
-}
-
-// Installs the handler for its lifetime.
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    g_stop = false;
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopOnSignal() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-};
 
 TrainOptions with_overrides(TrainOptions o, const TrainFlags& flags) {
   for (const auto& [key, text] : flags.train_overrides) {
@@ -66,16 +37,19 @@ TrainOptions with_overrides(TrainOptions o, const TrainFlags& flags) {
   return o;
 }
 
-// The data folder: --data, or the shipped corpus prepared once into OUT.
-std::string data_dir(const TrainFlags& flags, const std::string& tokenizer) {
+// The data folder: --data, or the shipped corpus prepared once into OUT
+// (by each machine's local rank 0 while its other ranks wait).
+std::string data_dir(const TrainFlags& flags, const std::string& tokenizer, DataParallel* dp) {
   if (!flags.data.empty()) return flags.data;
   const std::string dir = flags.out + "/data-" + tokenizer;
-  if (std::filesystem::exists(dir + "/meta.json") && read_dataset_meta(dir).tokenizer == tokenizer) {
-    return dir;
+  const bool preparer = !dp || dp->env().local_rank == 0;
+  if (preparer && !(std::filesystem::exists(dir + "/meta.json") &&
+                    read_dataset_meta(dir).tokenizer == tokenizer)) {
+    const DatasetMeta m = prepare_dataset({GPT2_SHIPPED_CORPUS}, dir, tokenizer);
+    fmt::print("prepared  {} -> {} ({}, {} ids): train {} tokens, val {}\n", GPT2_SHIPPED_CORPUS,
+               dir, tokenizer, m.vocab_size, m.train_tokens, m.val_tokens);
   }
-  const DatasetMeta m = prepare_dataset({GPT2_SHIPPED_CORPUS}, dir, tokenizer);
-  fmt::print("prepared  {} -> {} ({}, {} ids): train {} tokens, val {}\n", GPT2_SHIPPED_CORPUS,
-             dir, tokenizer, m.vocab_size, m.train_tokens, m.val_tokens);
+  if (dp) dp->any(false);  // a barrier: the data is there after it
   return dir;
 }
 
@@ -88,7 +62,26 @@ std::string duration(double s) {
 
 int run_train(const TrainFlags& flags) {
   keep_freed_memory();
-  std::filesystem::create_directories(flags.out);
+  if (!(flags.dist_timeout > 0 && flags.dist_timeout <= 1e6)) {
+    throw ConfigError(
+        fmt::format("--dist-timeout must be in (0, 1e6] seconds, got {}", flags.dist_timeout));
+  }
+  const DistEnv env = read_dist_env();
+  if (flags.nproc > 1 && env.distributed()) {
+    throw ConfigError(fmt::format("--nproc {} starts its own workers, but this process is already "
+                                  "rank {} of {} (WORLD_SIZE is set by a launcher); drop one",
+                                  flags.nproc, env.rank, env.world_size));
+  }
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.dist_timeout * 1e3));
+  if (flags.nproc > 1) {
+    return launch_local_workers(flags.nproc, without_nproc(own_command_line()), timeout);
+  }
+  const std::shared_ptr<DataParallel> dp = join_run(env, timeout);
+  // Rank 0 alone writes files and tells the story; the others print their
+  // start and end lines and errors.
+  const bool lead = !dp || dp->rank() == 0;
+  std::FILE* out = lead ? stdout : null_sink();
+  if (lead) std::filesystem::create_directories(flags.out);
   const std::string ckpt = flags.out + "/ckpt.pt", log_path = flags.out + "/log.csv";
   const TrainPreset preset = train_preset(flags.model.preset);
   std::unique_ptr<Trainer> trainer;
@@ -99,11 +92,11 @@ int run_train(const TrainFlags& flags) {
     Checkpoint c = load_checkpoint(ckpt);
     const TrainRecord record = parse_train_record(c.extra, ckpt);
     trainer = std::make_unique<Trainer>(c.model, with_overrides(record.options, flags),
-                                        flags.data.empty() ? record.data_dir : flags.data);
+                                        flags.data.empty() ? record.data_dir : flags.data, dp);
     trainer->restore(c, ckpt);
-    fmt::print("resumed   {} at step {}\n", ckpt, c.step);
+    fmt::print(out, "resumed   {} at step {}\n", ckpt, c.step);
   } else {
-    const std::string data = data_dir(flags, preset.tokenizer);
+    const std::string data = data_dir(flags, preset.tokenizer, dp.get());
     const DatasetMeta meta = read_dataset_meta(data);
     GPTConfig config = flags.model.config_from(preset.model);
     if (!flags.model.has("vocab_size")) config.vocab_size(meta.vocab_size);
@@ -115,25 +108,28 @@ int run_train(const TrainFlags& flags) {
     TrainOptions options = preset.train;
     options.seed(config.init().seed().value_or(options.seed()));
     if (std::filesystem::exists(ckpt)) {
-      fmt::print("fresh     replacing {} (continue a run with --resume)\n", ckpt);
+      fmt::print(out, "fresh     replacing {} (continue a run with --resume)\n", ckpt);
     }
-    trainer = std::make_unique<Trainer>(GPT(config), with_overrides(options, flags), data);
+    trainer = std::make_unique<Trainer>(GPT(config), with_overrides(options, flags), data, dp);
   }
   Trainer& t = *trainer;
   const TrainOptions& o = t.options();
   const GPTConfig& config = t.model->config;
   const DatasetMeta meta = read_dataset_meta(t.data_dir());
   const RuntimeInfo rt = runtime_info();
-  fmt::print("config    {}\n", to_string(config));
-  fmt::print("training  {}\n", to_string(o));
-  fmt::print("data      {} ({} tokenizer, {} ids): train {} tokens, val {}\n", t.data_dir(),
+  const int64_t world = dp ? dp->world_size() : 1;
+  fmt::print(out, "config    {}\n", to_string(config));
+  fmt::print(out, "training  {}\n", to_string(o));
+  fmt::print(out, "data      {} ({} tokenizer, {} ids): train {} tokens, val {}\n", t.data_dir(),
              meta.tokenizer, meta.vocab_size, meta.train_tokens, meta.val_tokens);
-  fmt::print("model     {} parameters (tied matrix once); {} tokens per step\n",
-             t.model->num_parameters(), o.tokens_per_step(config.block_size()));
-  fmt::print("runtime   BLAS {}, {} threads; torch intra-op threads {}\n", rt.blas_kind,
+  const int64_t tokens = o.tokens_per_step(config.block_size());
+  fmt::print(out, "model     {} parameters (tied matrix once); {} tokens per step{}\n",
+             t.model->num_parameters(), world * tokens,
+             world > 1 ? fmt::format(" ({} per rank)", tokens) : "");
+  fmt::print(out, "runtime   BLAS {}, {} threads; torch intra-op threads {}\n", rt.blas_kind,
              rt.blas_threads, rt.torch_threads);
-  fmt::print("run       steps {} to {}; checkpoint {}, log {}\n", t.steps_done() + 1, o.max_steps(),
-             ckpt, log_path);
+  fmt::print(out, "run       steps {} to {}; checkpoint {}, log {}\n", t.steps_done() + 1,
+             o.max_steps(), ckpt, log_path);
   std::fflush(stdout);
 
   if (!flags.nan_steps.empty()) {
@@ -142,23 +138,26 @@ int run_train(const TrainFlags& flags) {
       return hit ? loss * std::numeric_limits<double>::quiet_NaN() : loss;
     };
   }
-  TrainLog log(log_path, flags.resume ? std::optional<int64_t>(t.steps_done()) : std::nullopt);
-  Progress progress(stdout, ::isatty(STDOUT_FILENO) != 0, o.max_steps(), t.steps_done(),
+  std::optional<TrainLog> log;
+  if (lead) log.emplace(log_path, flags.resume ? std::optional<int64_t>(t.steps_done()) : std::nullopt);
+  Progress progress(out, lead && ::isatty(STDOUT_FILENO) != 0, o.max_steps(), t.steps_done(),
                     std::max<int64_t>(1, o.max_steps() / 30));
   RunHooks hooks;
-  hooks.on_step = [&](const StepResult& r) { log.step(r); progress.step(r); };
-  hooks.on_eval = [&](int64_t step, double val, bool best) { log.eval(step, val); progress.eval(step, val, best); };
+  hooks.on_step = [&](const StepResult& r) { if (log) log->step(r); progress.step(r); };
+  hooks.on_eval = [&](int64_t step, double val, bool best) { if (log) log->eval(step, val); progress.eval(step, val, best); };
   hooks.on_checkpoint = [&](int64_t step, const std::string& p, double s) { progress.checkpoint(step, p, s); };
   StopOnSignal stop_on_signal;
   const auto start = std::chrono::steady_clock::now();
-  const RunEnd end = run_training(t, ckpt, hooks, &g_stop);
+  const RunEnd end = run_training(t, ckpt, hooks, stop_on_signal.stop());
   progress.finish();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  print_rank_end(*t.model, dp.get(), seconds);
   if (end == RunEnd::kDiverged) {
-    fmt::print(stderr, "gpt2: error: {} non-finite steps in a row up to step {}; stopped without "
+    if (lead) fmt::print(stderr, "gpt2: error: {} non-finite steps in a row up to step {}; stopped without "
                "saving, so {} is still the last good checkpoint\n", o.max_skips(), t.steps_done(), ckpt);
     return kDivergedExitCode;
   }
+  if (!lead) return 0;
   const std::string plot = flags.out + "/loss.svg";
   plot_losses(read_log(log_path), plot, fmt::format("{} on {}", flags.model.preset, t.data_dir()));
   fmt::print("done      steps {} in {}; best val loss {:.4f} at step {}; plot {}\n", t.steps_done(),
@@ -208,6 +207,11 @@ void add_train_command(CLI::App& app, int* rc) {
         ->type_name("VALUE")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
+  cmd->add_option("--nproc", flags->nproc, "Data-parallel: start N local workers (torchrun's way)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--dist-timeout", flags->dist_timeout,
+                  "Data-parallel: seconds to wait for the other ranks to join and at each collective")
+      ->capture_default_str();
   cmd->add_option("--inject-nan-at", flags->nan_steps, "Testing: make these steps' loss NaN")
       ->group("");
   cmd->callback([flags, rc] { *rc = run_train(*flags); });

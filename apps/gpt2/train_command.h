@@ -2,7 +2,8 @@
 // `gpt2 train`: nanoGPT's training loop as a command. Prepares the shipped
 // corpus when no data is given, prints progress, logs every step to
 // OUT/log.csv, checkpoints OUT/ckpt.pt, resumes exactly, stops cleanly on
-// SIGINT/SIGTERM, draws OUT/loss.svg and prints a sample.
+// SIGINT/SIGTERM, draws OUT/loss.svg and prints a sample. Data-parallel when
+// torchrun's variables say WORLD_SIZE > 1, or with --nproc N.
 
 #include <CLI/App.hpp>
 
@@ -32,6 +33,10 @@ struct TrainFlags {
   int64_t sample_tokens = -1;
   /// TrainOptions overrides in the order given: (TrainField::key, text).
   std::vector<std::pair<std::string, std::string>> train_overrides;
+  /// Data-parallel: local workers to start (1: this process trains).
+  int64_t nproc = 1;
+  /// Data-parallel: seconds to wait for the others to join, and at each collective.
+  double dist_timeout = 300;
   /// For tests: steps whose loss is made NaN.
   std::vector<int64_t> nan_steps;
 };

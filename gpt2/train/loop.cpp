@@ -12,6 +12,8 @@ void evaluate(Trainer& trainer, const RunHooks& hooks) {
 }
 
 void checkpoint(Trainer& trainer, const std::string& path, const RunHooks& hooks) {
+  const DataParallel* dp = trainer.data_parallel();
+  if (dp && dp->rank() != 0) return;  // rank 0 alone writes; the weights are the same
   const auto start = std::chrono::steady_clock::now();
   trainer.save(path);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -33,7 +35,10 @@ RunEnd run_training(Trainer& trainer, const std::string& checkpoint_path, const 
     const int64_t done = trainer.steps_done();
     const bool last = done == o.max_steps();
     if (done % o.eval_interval() == 0 || last) evaluate(trainer, hooks);
-    const bool stopping = stop && stop->load();
+    bool stopping = stop && stop->load();
+    // A signal reaches the ranks at different steps: all stop at the first
+    // step after which any rank saw one.
+    if (DataParallel* dp = trainer.data_parallel()) stopping = dp->any(stopping);
     // No checkpoint in a streak of skipped steps, so the last one on disk
     // is the last good step's, unless a stop asks for one.
     const bool due = (o.checkpoint_interval() > 0 && done % o.checkpoint_interval() == 0) || last;

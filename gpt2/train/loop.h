@@ -34,6 +34,8 @@ struct RunHooks {
 /// `checkpoint_path` every checkpoint_interval steps and at the end, except
 /// after a skipped step. Checks
 /// `*stop` after each step: when set, checkpoints and returns kStopped.
+/// In a data-parallel run every rank calls this; rank 0 alone writes the
+/// checkpoint, and a stop seen by any rank stops all after the same step.
 RunEnd run_training(Trainer& trainer, const std::string& checkpoint_path, const RunHooks& hooks,
                     const std::atomic<bool>* stop = nullptr);
 

@@ -61,9 +61,12 @@ TokenLoader::TokenLoader(std::shared_ptr<const TokenFile> file, int64_t batch_si
   y_ = torch::empty({batch_size, block_size}, torch::kInt64);
 }
 
+torch::Tensor TokenLoader::draw_offsets() {
+  return torch::randint(file_->size() - block_size_, {batch_size_}, generator_, torch::kInt64);
+}
+
 Batch TokenLoader::next() {
-  const torch::Tensor offsets =
-      torch::randint(file_->size() - block_size_, {batch_size_}, generator_, torch::kInt64);
+  const torch::Tensor offsets = draw_offsets();
   const int64_t* ix = offsets.data_ptr<int64_t>();
   int64_t* x = x_.data_ptr<int64_t>();
   int64_t* y = y_.data_ptr<int64_t>();
@@ -76,6 +79,10 @@ Batch TokenLoader::next() {
     }
   }
   return {x_, y_};
+}
+
+void TokenLoader::skip(int64_t batches) {
+  for (int64_t i = 0; i < batches; ++i) draw_offsets();
 }
 
 void TokenLoader::reseed(uint64_t seed) {

@@ -56,6 +56,10 @@ class TokenLoader {
   /// The next batch. Its tensors are this loader's buffers, refilled in
   /// place by the next call: use them before calling again.
   Batch next();
+  /// Draws `batches` batches' offsets and drops them: the generator ends
+  /// where `batches` calls of next() would leave it. Data-parallel ranks
+  /// share one seeded stream and skip each other's micro-batches.
+  void skip(int64_t batches);
   /// Draws as if fresh from `seed` again (for evaluation on fixed batches).
   void reseed(uint64_t seed);
 
@@ -71,6 +75,8 @@ class TokenLoader {
   const TokenFile& file() const { return *file_; }
 
  private:
+  torch::Tensor draw_offsets();  // (B,) int64 row starts
+
   std::shared_ptr<const TokenFile> file_;
   int64_t batch_size_;
   int64_t block_size_;

@@ -22,6 +22,20 @@ std::shared_ptr<const TokenFile> open_split(const std::string& dir, const char* 
   return std::make_shared<const TokenFile>(dir + "/" + split + ".bin");
 }
 
+// Dropout's seed on `rank` after `step` steps: the run's seed on rank 0 (so
+// a one-process run is unchanged), apart on the others. A checkpoint holds
+// rank 0's generator; the other ranks reseed from this at a resume.
+uint64_t dropout_seed(uint64_t seed, int64_t rank, int64_t step) {
+  constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
+  return seed + static_cast<uint64_t>(rank) * (1 + static_cast<uint64_t>(step) * kGolden);
+}
+
+void seed_default_generator(uint64_t seed) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_current_seed(seed);
+}
+
 torch::Tensor default_generator_state() {
   auto gen = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
@@ -30,7 +44,8 @@ torch::Tensor default_generator_state() {
 
 }  // namespace
 
-Trainer::Trainer(GPT model_, const TrainOptions& options, const std::string& data_dir)
+Trainer::Trainer(GPT model_, const TrainOptions& options, const std::string& data_dir,
+                 std::shared_ptr<DataParallel> data_parallel)
     : model(std::move(model_)),
       options_(options),
       data_dir_(data_dir),
@@ -41,15 +56,15 @@ Trainer::Trainer(GPT model_, const TrainOptions& options, const std::string& dat
       eval_train_(train_file_, options.batch_size(), model->config.block_size(),
                   options.seed() + kEvalTrainSeedOffset),
       eval_val_(val_file_, options.batch_size(), model->config.block_size(),
-                options.seed() + kEvalValSeedOffset) {
+                options.seed() + kEvalValSeedOffset),
+      dp_(std::move(data_parallel)) {
   options_.validate();
   optimizer_ = configure_optimizers(*model, torch::optim::AdamWOptions(options.lr())
                                                 .betas({options.beta1(), options.beta2()})
                                                 .weight_decay(options.weight_decay()));
   params_ = model->unique_parameters();
-  auto gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_current_seed(options.seed());
+  if (dp_) dp_->broadcast(params_);
+  seed_default_generator(dropout_seed(options.seed(), dp_ ? dp_->rank() : 0, 0));
 }
 
 StepResult Trainer::step() {
@@ -61,6 +76,8 @@ StepResult Trainer::step() {
   }
   model->train();
   optimizer_->clear_grads();
+  const int64_t rank = dp_ ? dp_->rank() : 0, world = dp_ ? dp_->world_size() : 1;
+  train_.skip(rank * options_.grad_accum());  // the lower ranks' micro-batches
   for (int64_t micro = 0; micro < options_.grad_accum(); ++micro) {
     const Batch batch = train_.next();
     torch::Tensor loss = model->forward(batch.x, batch.y).loss / options_.grad_accum();
@@ -68,13 +85,15 @@ StepResult Trainer::step() {
     loss.backward();
     r.loss += loss.item<double>();
   }
+  train_.skip((world - 1 - rank) * options_.grad_accum());  // the higher ranks'
+  if (dp_) r.loss = dp_->average_gradients(params_, r.loss);
   r.grad_norm = torch::nn::utils::clip_grad_norm_(
       params_, options_.grad_clip() > 0 ? options_.grad_clip()
                                         : std::numeric_limits<double>::infinity());
   r.skipped = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);
   if (!r.skipped) optimizer_->step();
   r.step = ++step_;
-  r.tokens = options_.tokens_per_step(model->config.block_size());
+  r.tokens = options_.tokens_per_step(model->config.block_size()) * world;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
@@ -87,10 +106,15 @@ double Trainer::evaluate(const std::string& split) {
   model->eval();
   double sum = 0;
   for (int64_t i = 0; i < options_.eval_steps(); ++i) {
+    if (dp_ && i % dp_->world_size() != dp_->rank()) {  // another rank's batch
+      loader.skip(1);
+      continue;
+    }
     const Batch batch = loader.next();
     sum += model->forward(batch.x, batch.y).loss.item<double>();
   }
   model->train();
+  if (dp_) sum = dp_->sum(sum);
   return sum / static_cast<double>(options_.eval_steps());
 }
 
@@ -131,6 +155,9 @@ void Trainer::restore(const Checkpoint& checkpoint, const std::string& path) {
   {
     std::lock_guard<std::mutex> lock(gen.mutex());
     gen.set_state(rng.slice(0, half, 2 * half).clone());
+  }
+  if (dp_ && dp_->rank() > 0) {
+    seed_default_generator(dropout_seed(options_.seed(), dp_->rank(), checkpoint.step));
   }
   step_ = checkpoint.step;
   best_val_ = record.best_val_loss;

@@ -15,6 +15,7 @@
 
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/model/gpt.h"
+#include "gpt2/train/distributed.h"
 #include "gpt2/train/optim.h"
 #include "gpt2/train/token_loader.h"
 #include "gpt2/train/train_options.h"
@@ -34,7 +35,7 @@ struct StepResult {
   /// True when the loss or the norm was not finite: the weights and the
   /// optimizer were left as they were.
   bool skipped = false;
-  /// Tokens processed (B * T * grad_accum).
+  /// Tokens processed by all ranks (B * T * grad_accum * world size).
   int64_t tokens = 0;
   /// Wall time of the step.
   double seconds = 0;
@@ -46,7 +47,17 @@ class Trainer {
   /// A run over the prepared data in `data_dir` (train.bin, val.bin). The
   /// model is trained as given; the optimizer is built once, here; torch's
   /// default generator (dropout) is seeded from options.seed().
-  Trainer(GPT model, const TrainOptions& options, const std::string& data_dir);
+  ///
+  /// With `data_parallel`, this is one rank of a data-parallel run: the
+  /// model starts from rank 0's weights (broadcast here), the ranks share
+  /// one seeded batch stream of which rank r takes micro-batches
+  /// [r * grad_accum, (r + 1) * grad_accum) of each step's
+  /// world_size * grad_accum (so a one-process run with grad_accum x
+  /// world_size draws the same batches), gradients are averaged before
+  /// clipping, evaluation batches are dealt round the ranks, and dropout
+  /// draws from seed + rank.
+  Trainer(GPT model, const TrainOptions& options, const std::string& data_dir,
+          std::shared_ptr<DataParallel> data_parallel = nullptr);
 
   /// One optimizer step: grad_accum micro-batches forward and backward in
   /// train mode, clip, AdamW at the scheduled rate; skipped (nothing
@@ -79,6 +90,8 @@ class Trainer {
   const TrainOptions& options() const { return options_; }
   /// The prepared-data folder.
   const std::string& data_dir() const { return data_dir_; }
+  /// The process group of a data-parallel run, or nullptr.
+  DataParallel* data_parallel() const { return dp_.get(); }
 
   /// The model being trained.
   GPT model;
@@ -96,6 +109,7 @@ class Trainer {
   int64_t step_ = 0;
   double best_val_ = std::numeric_limits<double>::infinity();
   int64_t best_val_step_ = -1;
+  std::shared_ptr<DataParallel> dp_;
 };
 
 /// The TrainOptions, data folder and best val a checkpoint written by
