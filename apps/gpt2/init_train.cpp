@@ -141,8 +141,8 @@ void add_train_study_command(CLI::App& study, int* rc) {
       "The recipe is the nano preset's (AdamW, warm-up, cosine to lr/10, clip 1, dropout 0) on "
       "the shipped corpus, char-level. Every run starts from the same seed and sees the same "
       "batches; a run diverges when {} steps in a row are non-finite. Writes OUT/init_train.csv, "
-      "OUT/init_train_curves.csv and OUT/init_train.svg. The defaults took about 15 minutes on "
-      "2 shared cores.", study_options(*f, 1.0).max_skips()));
+      "OUT/init_train_curves.csv and OUT/init_train.svg. The defaults took 21 CPU-minutes (42 "
+      "minutes on 2 busy shared cores; docs/init.md).", study_options(*f, 1.0).max_skips()));
   const auto count = [cmd](const char* name, int64_t& value, const char* help) {
     cmd->add_option(name, value, help)->capture_default_str();
   };
