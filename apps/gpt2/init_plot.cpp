@@ -12,23 +12,21 @@
 namespace gpt2::app {
 namespace {
 
-// cmap0 entries: background, ink, then one colour per scheme.
-enum Color : PLINT { kBackground = 0, kInk = 1, kTwoN = 2, kN = 3, kNone = 4 };
-
-PLINT color_of(ResidualScale s) {
-  switch (s) {
-    case ResidualScale::kTwoPerBlock: return kTwoN;
-    case ResidualScale::kOnePerBlock: return kN;
-    case ResidualScale::kNone: return kNone;
-  }
-  return kInk;
-}
-
 const std::vector<double>& values_of(const InitProfile& p, InitQuantity what) {
   return what == InitQuantity::kResidualStd ? p.residual_std : p.block_grad_norm;
 }
 
 }  // namespace
+
+const std::vector<Rgb>& scheme_colors() {
+  static const std::vector<Rgb> kColors = {{31, 90, 180}, {40, 150, 60}, {220, 60, 30}};
+  return kColors;
+}
+
+int scheme_color(ResidualScale scheme) {
+  const auto* at = std::find(std::begin(kStudySchemes), std::end(kStudySchemes), scheme);
+  return 2 + static_cast<int>(at - std::begin(kStudySchemes));
+}
 
 void plot_init_profiles(const std::vector<InitProfile>& profiles, InitQuantity what,
                         const std::string& path, const std::string& title) {
@@ -47,8 +45,7 @@ void plot_init_profiles(const std::vector<InitProfile>& profiles, InitQuantity w
       dash[p.n_layer] = style;
     }
   }
-  // Series colours: kTwoN, kN, kNone.
-  draw_svg(path, "1100x560", {{31, 90, 180}, {40, 150, 60}, {220, 60, 30}}, [&] {
+  draw_svg(path, "1100x560", scheme_colors(), [&] {
     // The plot on the left three quarters, the legend to its right; y is
     // log10 of the value, labelled as powers of ten.
     pladv(0);
@@ -68,9 +65,7 @@ void plot_init_profiles(const std::vector<InitProfile>& profiles, InitQuantity w
     pllab("block", what == InitQuantity::kResidualStd ? "std of the residual stream after the block"
                                                       : "gradient norm of the block's parameters",
           title.c_str());
-    std::vector<std::string> labels;
-    std::vector<PLINT> opts, colors, styles;
-    std::vector<PLFLT> widths;
+    std::vector<LegendLine> legend;
     for (const InitProfile& p : profiles) {
       const auto& v = values_of(p, what);
       std::vector<PLFLT> x, y;
@@ -78,31 +73,14 @@ void plot_init_profiles(const std::vector<InitProfile>& profiles, InitQuantity w
         x.push_back(static_cast<PLFLT>(i + 1));
         y.push_back(std::log10(v[i]));
       }
-      plcol0(color_of(p.scheme));
+      plcol0(scheme_color(p.scheme));
       pllsty(dash[p.n_layer]);
       plwidth(2);
       plline(static_cast<PLINT>(x.size()), x.data(), y.data());
-      labels.push_back(fmt::format("N = {}, {} blocks", to_string(p.scheme) == "2n"  ? "2L"
-                                                        : to_string(p.scheme) == "n" ? "L"
-                                                                                     : "1 (none)",
-                                   p.n_layer));
-      opts.push_back(PL_LEGEND_LINE);
-      colors.push_back(color_of(p.scheme));
-      styles.push_back(dash[p.n_layer]);
-      widths.push_back(2);
+      legend.push_back({fmt::format("{}, {} blocks", scheme_label(p.scheme), p.n_layer),
+                        scheme_color(p.scheme), dash[p.n_layer]});
     }
-    pllsty(1);
-    plwidth(1);
-    std::vector<const char*> texts;
-    for (const auto& l : labels) texts.push_back(l.c_str());
-    const PLINT n = static_cast<PLINT>(texts.size());
-    std::vector<PLINT> ink(n, kInk);
-    PLFLT w = 0, h = 0;
-    pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-             PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.02, 0.0, 0.06, kBackground, kInk, 1, 0,
-             0, n, opts.data(), 0.6, 0.6, 1.6, 0.0, ink.data(), texts.data(), nullptr, nullptr,
-             nullptr, nullptr, colors.data(), styles.data(), widths.data(), nullptr, nullptr,
-             nullptr, nullptr);
+    draw_line_legend(legend, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.02, 0.0, 0.06);
   });
 }
 

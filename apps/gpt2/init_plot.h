@@ -6,8 +6,15 @@
 #include <vector>
 
 #include "apps/gpt2/init_study.h"
+#include "apps/gpt2/svg_page.h"
 
 namespace gpt2::app {
+
+/// The scheme colours of every init picture, in kStudySchemes order (blue
+/// N = 2L, green N = L, red none): draw_svg's `series`.
+const std::vector<Rgb>& scheme_colors();
+/// The cmap0 index of `scheme`'s colour on a page drawn with scheme_colors().
+int scheme_color(ResidualScale scheme);
 
 /// What to draw of each profile.
 enum class InitQuantity { kResidualStd, kGradNorm };

@@ -12,10 +12,20 @@
 #include <tuple>
 
 #include "apps/gpt2/init_plot.h"
+#include "apps/gpt2/init_train.h"
 #include "gpt2/io/atomic_file.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2::app {
+
+std::string scheme_label(ResidualScale scheme) {
+  switch (scheme) {
+    case ResidualScale::kTwoPerBlock: return "N = 2L";
+    case ResidualScale::kOnePerBlock: return "N = L";
+    case ResidualScale::kNone: return "N = 1 (none)";
+  }
+  return to_string(scheme);
+}
 
 InitProfile profile_at_init(const GPTConfig& config, int64_t batch, int64_t seq,
                             uint64_t data_seed) {
@@ -54,8 +64,7 @@ std::vector<InitProfile> run_sweep(const SweepFlags& f, std::ostream& out) {
   fmt::print(out, "  {:>6} {:>6} {:>14} {:>12} {:>12} {:>16} {:>16}\n", "depth", "scheme",
              "final std", "logits std", "loss", "grad norm blk 0", "grad norm last");
   for (int64_t depth : f.depths) {
-    for (ResidualScale scheme :
-         {ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock, ResidualScale::kNone}) {
+    for (ResidualScale scheme : kStudySchemes) {
       const GPTConfig config = GPTConfig()
                                    .n_layer(depth).n_embd(f.n_embd).n_head(f.n_head)
                                    .vocab_size(f.vocab_size).block_size(f.seq)
@@ -92,7 +101,7 @@ std::vector<InitProfile> run_sweep(const SweepFlags& f, std::ostream& out) {
 
 void add_init_study_command(CLI::App& app, int* rc) {
   CLI::App* study = app.add_subcommand(
-      "init-study", "What GPT-2's residual scale does: depth sweep at init");
+      "init-study", "What GPT-2's residual scale does: depth sweep at init, training ablation");
   study->require_subcommand(1);
   auto f = std::make_shared<SweepFlags>();
   CLI::App* sweep = study->add_subcommand(
@@ -109,6 +118,7 @@ void add_init_study_command(CLI::App& app, int* rc) {
     run_sweep(*f, std::cout);
     *rc = 0;
   });
+  add_train_study_command(*study, rc);
 }
 
 }  // namespace gpt2::app

@@ -15,6 +15,13 @@
 
 namespace gpt2::app {
 
+/// The residual schemes every init study compares, GPT-2's first.
+inline constexpr ResidualScale kStudySchemes[] = {
+    ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock, ResidualScale::kNone};
+
+/// How tables and legends name a scheme: "N = 2L", "N = L", "N = 1 (none)".
+std::string scheme_label(ResidualScale scheme);
+
 /// One model's numbers at init.
 struct InitProfile {
   int64_t n_layer = 0;
@@ -50,7 +57,7 @@ struct SweepFlags {
 /// Returns the profiles, depth-major, schemes 2n, n, none.
 std::vector<InitProfile> run_sweep(const SweepFlags& flags, std::ostream& out);
 
-/// Registers `init-study sweep` on `app`.
+/// Registers `init-study sweep` and `init-study train` on `app`.
 void add_init_study_command(CLI::App& app, int* rc);
 
 }  // namespace gpt2::app

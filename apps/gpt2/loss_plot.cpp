@@ -21,21 +21,19 @@ struct Series {
   std::vector<PLFLT> x, y;
 };
 
-// A centred moving average over `window` points (fewer at the ends): it
-// follows the curve without the lag of an exponential average.
-Series smoothed(const Series& s, size_t window) {
-  Series out = s;
+}  // namespace
+
+std::vector<double> moving_average(const std::vector<double>& y, size_t window) {
+  std::vector<double> out(y.size());
   const size_t half = window / 2;
-  for (size_t i = 0; i < s.y.size(); ++i) {
-    const size_t lo = i >= half ? i - half : 0, hi = std::min(s.y.size(), i + half + 1);
+  for (size_t i = 0; i < y.size(); ++i) {
+    const size_t lo = i >= half ? i - half : 0, hi = std::min(y.size(), i + half + 1);
     double sum = 0;
-    for (size_t j = lo; j < hi; ++j) sum += s.y[j];
-    out.y[i] = sum / static_cast<double>(hi - lo);
+    for (size_t j = lo; j < hi; ++j) sum += y[j];
+    out[i] = sum / static_cast<double>(hi - lo);
   }
   return out;
 }
-
-}  // namespace
 
 void plot_losses(const std::vector<LogRow>& rows, const std::string& path,
                  const std::string& title) {
@@ -79,7 +77,7 @@ void plot_losses(const std::vector<LogRow>& rows, const std::string& path,
       plcol0(kRaw);
       plwidth(1);
       plline(static_cast<PLINT>(train.x.size()), train.x.data(), train.y.data());
-      const Series s = smoothed(train, std::max<size_t>(1, train.y.size() / 25));
+      const Series s{train.x, moving_average(train.y, std::max<size_t>(1, train.y.size() / 25))};
       plcol0(kSmooth);
       plwidth(2);
       plline(static_cast<PLINT>(s.x.size()), s.x.data(), s.y.data());

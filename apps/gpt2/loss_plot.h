@@ -2,12 +2,17 @@
 // The loss curve of a run: train loss per step (raw and smoothed) and val
 // loss against step, drawn with PLplot's SVG device.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "gpt2/train/train_log.h"
 
 namespace gpt2::app {
+
+/// A centred moving average of `y` over `window` points (fewer at the ends):
+/// it follows a noisy loss curve without the lag of an exponential average.
+std::vector<double> moving_average(const std::vector<double>& y, size_t window);
 
 /// Draws `rows` (from read_log) to the SVG file `path`, titled `title`.
 /// Throws InputError when there is no finite train or val loss to draw,

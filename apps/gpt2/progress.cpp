@@ -5,17 +5,14 @@
 #include <cmath>
 
 namespace gpt2::app {
-namespace {
 
-std::string duration(double s) {
+std::string format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
   const auto total = static_cast<int64_t>(std::lround(s));
   if (total >= 3600) return fmt::format("{}h{:02}m", total / 3600, total % 3600 / 60);
   if (total >= 60) return fmt::format("{}m{:02}s", total / 60, total % 60);
   return fmt::format("{}s", total);
 }
-
-}  // namespace
 
 Progress::Progress(std::FILE* out, bool live, int64_t max_steps, int64_t first_step, int64_t every)
     : out_(out), live_(live), max_steps_(max_steps), first_step_(first_step),
@@ -35,7 +32,7 @@ void Progress::step(const StepResult& r) {
       "step {:>{}}/{} | loss {:.4f} | lr {:.2e} | norm {:.2f} | {:.0f} tok/s | ETA {}", r.step,
       std::to_string(max_steps_).size(), max_steps_, r.loss, r.lr, r.grad_norm,
       static_cast<double>(r.tokens) / r.seconds,
-      duration(per_step * static_cast<double>(max_steps_ - r.step)));
+      format_duration(per_step * static_cast<double>(max_steps_ - r.step)));
   if (r.skipped) {
     line(fmt::format("skipped   step {}: non-finite loss {} or grad norm {}; weights unchanged",
                      r.step, r.loss, r.grad_norm));

@@ -6,10 +6,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 #include "gpt2/train/trainer.h"
 
 namespace gpt2::app {
+
+/// A duration as a person reads it: "42s", "3m07s", "1h05m"; "?" when unknown.
+std::string format_duration(double seconds);
 
 /// Prints progress to a C stream.
 class Progress {

@@ -21,4 +21,17 @@ struct Rgb {
 void draw_svg(const std::string& path, const char* geometry, const std::vector<Rgb>& series,
               const std::function<void()>& draw);
 
+/// One entry of a legend of lines.
+struct LegendLine {
+  std::string text;
+  /// cmap0 index and PLplot line style (1 solid .. 8).
+  int color, style;
+};
+
+/// Draws a boxed legend of `lines` (width 2) on the current viewport at
+/// `position` (PL_POSITION_* flags), offset by (x, y), each line's sample
+/// `plot_width` wide, all normalised viewport units. Call inside draw_svg.
+void draw_line_legend(const std::vector<LegendLine>& lines, int position, double x, double y,
+                      double plot_width);
+
 }  // namespace gpt2::app
