@@ -10,6 +10,7 @@
 
 #include "apps/gpt2/init_table.h"
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/state_dict.h"
 #include "gpt2/model/gpt.h"
 #include "apps/gpt2/runtime.h"
 
@@ -78,10 +79,17 @@ int run_inspect(const InspectFlags& flags, std::ostream& out) {
   if (!flags.checkpoint.empty()) {
     const Checkpoint c = load_checkpoint(flags.checkpoint);
     fmt::print(out, "loaded    {} (trained {} steps)\n", flags.checkpoint, c.step);
+    for (const auto& note : c.notes) fmt::print(out, "note      {}\n", note);
     const bool tied = print_tie(*c.model, out);
+    const auto nonfinite = nonfinite_report(*c.model);
+    if (nonfinite.empty()) {
+      fmt::print(out, "values    every weight finite: ok\n");
+    } else {
+      for (const auto& line : nonfinite) fmt::print(out, "values    {}: FAIL\n", line);
+    }
     fmt::print(out, "fresh     the init checks below run on a new model of the checkpoint's config\n");
     const int rc = report(*GPT(c.model->config), out);
-    return tied ? rc : 1;
+    return tied && nonfinite.empty() ? rc : 1;
   }
   const GPTConfig config = flags.model.config();
   const auto start = std::chrono::steady_clock::now();

@@ -2,10 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <torch/csrc/jit/serialization/import.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
-#include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
 #include <cstring>
@@ -13,11 +9,14 @@
 #include <ostream>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "gpt2/io/atomic_file.h"
 #include "gpt2/io/checksum.h"
 #include "gpt2/io/detail/checkpoint_fields.h"
+#include "gpt2/io/detail/mapped_file.h"
+#include "gpt2/io/detail/torch_archive.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/error.h"
 
@@ -64,69 +63,114 @@ struct Parsed {
   std::vector<std::string> notes;
 };
 
+std::string_view optimizer_bytes(const Parsed& p) {
+  return {static_cast<const char*>(p.optimizer_state.data_ptr()),
+          static_cast<size_t>(p.optimizer_state.numel())};
+}
+
+using detail::PValue;
+
+using detail::meta_field;
+
 // The stored CRC-32s, or nullopt for a file written before they were.
-std::optional<std::map<std::string, int64_t>> stored_checksums(const torch::jit::Module& meta) {
-  if (!meta.hasattr("tensor_crc32")) return std::nullopt;
-  const c10::IValue v = meta.attr("tensor_crc32");
-  if (!v.isGenericDict()) throw std::runtime_error("its tensor_crc32 field is not a dict");
+std::optional<std::map<std::string, int64_t>> stored_checksums(const PValue& meta) {
+  const PValue* v = meta_field(meta, "tensor_crc32", PValue::Kind::kDict);
+  if (!v) return std::nullopt;
   std::map<std::string, int64_t> out;
-  for (const auto& entry : v.toGenericDict()) {
-    if (!entry.key().isString() || !entry.value().isInt()) {
-      throw std::runtime_error("its tensor_crc32 field is not a str -> int dict");
-    }
-    out[entry.key().toStringRef()] = entry.value().toInt();
+  for (const auto& [key, value] : v->entries) {
+    if (value->kind != PValue::Kind::kInt) throw std::runtime_error("its tensor_crc32 is not str -> int");
+    out[key] = value->i;
   }
   return out;
 }
 
-// Reads the checkpoint `path` names, from `in` when given (else the file).
-Parsed parse(const std::string& path, std::istream* in = nullptr) {
+// float16 / bfloat16 tensors become float32 (LibTorch 1.13's CPU LayerNorm
+// has no half kernel), with a note; after the checksums, which cover the
+// stored bytes.
+void widen_half(Parsed& p, const std::string& path) {
+  std::string from;
+  for (auto& [name, t] : p.tensors) {
+    if (t.scalar_type() == torch::kHalf || t.scalar_type() == torch::kBFloat16) {
+      from = c10::toString(t.scalar_type());
+      t = t.to(torch::kFloat);
+    }
+  }
+  if (!from.empty()) {
+    p.notes.push_back(fmt::format("'{}' stores {} weights: converted to float32 at load", path, from));
+  }
+}
+
+// Reads the checkpoint `path` names from its `bytes`, every byte checked by
+// the archive gate first; torch::jit::load never sees them.
+Parsed parse(const std::string& path, std::string_view bytes) {
   Parsed p;
-  require_regular_file(path);
-  torch::jit::Module archive;
+  std::optional<detail::TorchArchive> archive;
   try {
-    archive = in ? torch::jit::load(*in, torch::Device(torch::kCPU))
-                 : torch::jit::load(path, torch::Device(torch::kCPU));
-  } catch (const c10::Error& e) {
-    throw FileError(fmt::format("cannot read checkpoint '{}': {}", path, e.what_without_backtrace()));
-  } catch (const std::exception& e) {
-    throw FileError(fmt::format("cannot read checkpoint '{}': {}", path, e.what()));
+    archive.emplace(bytes, path);
+  } catch (const FormatError& e) {
+    throw FormatError(fmt::format("cannot read checkpoint: {}", e.what()));
   }
   try {
-    if (!archive.hasattr("gpt2")) throw std::runtime_error("it has no gpt2 metadata");
-    const torch::jit::Module meta = archive.attr("gpt2").toModule();
-    const int64_t version = meta.attr("format_version").toInt();
-    if (version != kFormatVersion) {
-      throw std::runtime_error(fmt::format("format version {}, this library reads {}", version,
+    const PValue* meta = meta_field(archive->root(), "gpt2", PValue::Kind::kObject);
+    if (!meta) throw std::runtime_error("it has no gpt2 metadata");
+    const PValue* version = meta_field(*meta, "format_version", PValue::Kind::kInt);
+    if (!version) throw std::runtime_error("it has no format_version field");
+    if (version->i != kFormatVersion) {
+      throw std::runtime_error(fmt::format("format version {}, this library reads {}", version->i,
                                            kFormatVersion));
     }
-    p.config = detail::read_config(meta);
+    p.config = detail::read_config(*meta);
     p.config.validate();
     check_fits_in_memory(p.config);  // before anything is built from it
-    p.step = meta.attr("step").toInt();
-    if (meta.hasattr("rng_state")) p.rng_state = meta.attr("rng_state").toTensor();
-    if (meta.hasattr("extra")) p.extra = meta.attr("extra").toStringRef();
-    if (meta.hasattr("optimizer_state")) {
-      p.optimizer_state = meta.attr("optimizer_state").toTensor();
+    const PValue* step = meta_field(*meta, "step", PValue::Kind::kInt);
+    if (!step) throw std::runtime_error("it has no step field");
+    p.step = step->i;
+    for (const char* key : {"rng_state", "optimizer_state"}) {
+      const PValue* t = meta_field(*meta, key, PValue::Kind::kTensor);
+      if (t && archive->damaged(*t->tensor)) {
+        throw std::runtime_error(fmt::format("its {} fails its CRC-32", key));
+      }
+    }
+    if (const auto* rng = meta_field(*meta, "rng_state", PValue::Kind::kTensor)) {
+      p.rng_state = archive->tensor(*rng->tensor).clone();
+    }
+    if (const auto* extra = meta_field(*meta, "extra", PValue::Kind::kString)) p.extra = extra->s;
+    if (const auto* opt = meta_field(*meta, "optimizer_state", PValue::Kind::kTensor)) {
+      p.optimizer_state = archive->tensor(*opt->tensor).contiguous();
       if (p.optimizer_state.scalar_type() != torch::kUInt8 || p.optimizer_state.dim() != 1) {
         throw std::runtime_error("its optimizer state is not a 1-D uint8 tensor");
       }
+      // The one archive LibTorch will read (Optimizer::load): through the gate first.
+      detail::TorchArchive(optimizer_bytes(p), path + " (its optimizer state)");
     }
-    for (const auto& item : archive.named_parameters(/*recurse=*/true)) {
-      p.tensors[item.name] = item.value;
+    const auto stored = stored_checksums(*meta);
+    for (const auto& [name, t] : archive->named_parameters()) {
+      p.tensors[name] = archive->tensor(*t);
+      if (!stored && archive->damaged(*t)) {
+        p.problems.push_back(fmt::format("checksum mismatch for {}: its zip record data/{} fails "
+                                         "its CRC-32", name, t->storage_key));
+      }
     }
-    if (const auto stored = stored_checksums(meta)) {
+    if (stored) {
       p.problems = checksum_problems(p.tensors, *stored);
     } else {
       p.notes.push_back(fmt::format("'{}' has no tensor checksums (written before gpt2 stored "
-                                    "them): its tensor data is not verified", path));
+                                    "them): its tensor data is verified by the zip CRC-32s only", path));
     }
+  } catch (const FormatError&) {
+    throw;
   } catch (const std::exception& e) {
-    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-    throw FileError(fmt::format("'{}' is not a gpt2 checkpoint: {}", path,
-                                c10_error ? c10_error->what_without_backtrace() : e.what()));
+    throw FileError(fmt::format("'{}' is not a gpt2 checkpoint: {}", path, e.what()));
   }
+  widen_half(p, path);
+  for (auto& note : nonfinite_report(p.tensors)) p.notes.push_back(fmt::format("'{}': {}", path, note));
   return p;
+}
+
+Parsed parse(const std::string& path) {
+  require_regular_file(path);
+  const detail::MappedFile file(path);
+  return parse(path, file.bytes());
 }
 
 // Config fields whose difference makes the file's weights unusable in `model`.
@@ -144,36 +188,32 @@ std::vector<std::string> config_problems(const GPTConfig& file, const GPTConfig&
   return out;
 }
 
-// The first Adam/AdamW moment whose shape differs from its parameter's,
-// described; empty when all fit. LibTorch 1.13's Optimizer::load matches
-// state to parameters by position only.
-std::string moment_shape_problem(torch::optim::Optimizer& optimizer) {
-  auto& state = optimizer.state();
-  const auto& groups = optimizer.param_groups();
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const auto& params = groups[g].params();
-    for (size_t i = 0; i < params.size(); ++i) {
-      auto it = state.find(c10::guts::to_string(params[i].unsafeGetTensorImpl()));
-      if (it == state.end()) continue;
-      torch::Tensor moment;
-      if (auto* s = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
-        moment = s->exp_avg();
-      } else if (auto* a = dynamic_cast<torch::optim::AdamParamState*>(it->second.get())) {
-        moment = a->exp_avg();
-      }
-      if (moment.defined() && moment.sizes() != params[i].sizes()) {
-        return fmt::format("group {} parameter {} has shape {} but its stored moment has {}", g, i,
-                           fmt::join(params[i].sizes(), "x"), fmt::join(moment.sizes(), "x"));
-      }
-    }
-  }
-  return {};
-}
-
 void load_parsed(const Parsed& p, const std::string& path, GPTImpl& model) {
   auto problems = p.problems;
   for (auto& problem : config_problems(p.config, model.config)) problems.push_back(std::move(problem));
   load_state_dict(p.tensors, model, path, std::move(problems));
+}
+
+Checkpoint from_parsed(const Parsed& p, const std::string& path) {
+  // Nothing is built for a config the file's tensors cannot fill.
+  int64_t stored = 0;
+  for (const auto& [name, t] : p.tensors) stored += name == "lm_head.weight" ? 0 : t.numel();
+  if (stored != p.config.num_parameters()) {
+    throw_load_problems(path, {fmt::format("its tensors hold {} values, but its config ({}) "
+                                           "implies {}", stored, to_string(p.config),
+                                           p.config.num_parameters())});
+  }
+  Checkpoint c(GPT(GPTImpl::uninitialized(p.config)));
+  // The model takes the stored dtype (a float64 run saves float64).
+  auto wte = p.tensors.find("transformer.wte.weight");
+  if (wte != p.tensors.end()) c.model->to(wte->second.scalar_type());
+  load_parsed(p, path, *c.model);
+  c.step = p.step;
+  c.rng_state = p.rng_state;
+  c.has_optimizer_state = p.optimizer_state.defined();
+  c.extra = p.extra;
+  c.notes = p.notes;
+  return c;
 }
 
 }  // namespace
@@ -195,23 +235,15 @@ void load_weights(const std::string& path, GPTImpl& model) {
   load_parsed(parse(path), path, model);
 }
 
-Checkpoint load_checkpoint(const std::string& path) { return detail::load_checkpoint(path, nullptr); }
+Checkpoint::Checkpoint(GPT model) : model(std::move(model)) {
+  if (this->model.is_empty()) throw Error("a Checkpoint needs a model; it was given GPT{nullptr}");
+}
+
+Checkpoint load_checkpoint(const std::string& path) { return from_parsed(parse(path), path); }
 
 namespace detail {
-Checkpoint load_checkpoint(const std::string& path, std::istream* in) {
-  const Parsed p = parse(path, in);
-  Checkpoint c;
-  c.model = GPT(GPTImpl::uninitialized(p.config));
-  // The model takes the stored dtype (a float64 run saves float64).
-  auto wte = p.tensors.find("transformer.wte.weight");
-  if (wte != p.tensors.end()) c.model->to(wte->second.scalar_type());
-  load_parsed(p, path, *c.model);
-  c.step = p.step;
-  c.rng_state = p.rng_state;
-  c.has_optimizer_state = p.optimizer_state.defined();
-  c.extra = p.extra;
-  c.notes = p.notes;
-  return c;
+Checkpoint load_checkpoint(const std::string& path, std::string_view bytes) {
+  return from_parsed(parse(path, bytes), path);
 }
 }  // namespace detail
 
@@ -220,36 +252,7 @@ void load_optimizer_state(const std::string& path, torch::optim::Optimizer& opti
   if (!p.optimizer_state.defined()) {
     throw CheckpointError(fmt::format("checkpoint '{}' holds no optimizer state", path));
   }
-  auto as_input = [](const std::string& bytes) {
-    std::istringstream stream(bytes);
-    torch::serialize::InputArchive archive;
-    archive.load_from(stream);
-    return archive;
-  };
-  // Optimizer::load fills state group by group; keep a copy to put back if
-  // a later group does not fit.
-  std::ostringstream backup;
-  {
-    torch::serialize::OutputArchive archive;
-    optimizer.save(archive);
-    archive.save_to(backup);
-  }
-  try {
-    auto archive = as_input(std::string(static_cast<const char*>(p.optimizer_state.data_ptr()),
-                                        static_cast<size_t>(p.optimizer_state.numel())));
-    optimizer.load(archive);
-  } catch (const c10::Error& e) {
-    auto archive = as_input(backup.str());
-    optimizer.load(archive);
-    throw CheckpointError(fmt::format("cannot restore the optimizer from '{}': {}", path,
-                                      e.what_without_backtrace()));
-  }
-  const std::string problem = moment_shape_problem(optimizer);
-  if (!problem.empty()) {
-    auto archive = as_input(backup.str());
-    optimizer.load(archive);
-    throw CheckpointError(fmt::format("cannot restore the optimizer from '{}': {}", path, problem));
-  }
+  detail::restore_optimizer(optimizer_bytes(p), path, optimizer);
 }
 
 }  // namespace gpt2

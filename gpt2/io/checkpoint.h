@@ -4,7 +4,14 @@
 /// the full config, and training state. Python reads the weights with
 /// `torch.jit.load(path).state_dict()` and the config as `m.gpt2.n_layer`.
 ///
-/// TorchScript archives can carry code: load only checkpoints you trust.
+/// Loading checks the whole file with the library's own gate (zip, record
+/// set, code records, a restricted pickle reader, tensor sizes; see
+/// detail/torch_archive.h) and reads the tensors from the checked records:
+/// a checkpoint never reaches torch::jit::load (its optimizer state, which
+/// Optimizer::load reads through LibTorch, passes the same gate first), and
+/// a malformed one is a FormatError naming the file and the rule. Use these functions rather
+/// than `torch::load(model, path)`, which in LibTorch 1.13 silently loads
+/// tensors of another shape into a model of another width.
 
 #include <torch/optim/optimizer.h>
 #include <torch/types.h>
@@ -30,10 +37,15 @@ struct TrainingState {
   std::string extra;
 };
 
-/// A checkpoint read back with load_checkpoint.
+/// A checkpoint read back with load_checkpoint. It always holds a model:
+/// there is no default constructor, and an empty GPT is refused.
 struct Checkpoint {
+  /// Holds `model`; throws gpt2::Error if it is empty (GPT{nullptr}).
+  explicit Checkpoint(GPT model);
+  Checkpoint() = delete;
+
   /// The model the file describes, built from its config, weights loaded.
-  GPT model{nullptr};
+  GPT model;
   /// TrainingState::step as saved.
   int64_t step = 0;
   /// TrainingState::rng_state as saved; undefined if none was.
@@ -55,8 +67,10 @@ void save_checkpoint(const std::string& path, const GPTImpl& model,
                      const TrainingState& state = {});
 
 /// Builds the model `path` describes and loads it. Throws FileError for a
-/// file that cannot be read or is not a gpt2 checkpoint, CheckpointError for
-/// one whose tensors do not fit its own config.
+/// file that cannot be read or is not a gpt2 checkpoint (FormatError when it
+/// breaks a rule of the archive), CheckpointError for one whose tensors do
+/// not fit its own config. float16/bfloat16 weights are converted to
+/// float32 and NaN or infinite weights are named, both in `notes`.
 Checkpoint load_checkpoint(const std::string& path);
 
 /// The config stored in `path`.

@@ -46,6 +46,26 @@ void load_state_dict(const StateDict& tensors, GPTImpl& model, const std::string
   }
 }
 
+std::vector<std::string> nonfinite_report(const StateDict& tensors) {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : tensors) {
+    if (!t.is_floating_point()) continue;
+    const int64_t nan = t.isnan().sum().item<int64_t>();
+    const int64_t inf = t.isinf().sum().item<int64_t>();
+    if (nan + inf > 0) {
+      out.push_back(fmt::format("{} has {} NaN and {} infinite of {} values", name, nan, inf,
+                                t.numel()));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> nonfinite_report(const GPTImpl& model) {
+  StateDict tensors;
+  for (const auto& item : model.named_unique_parameters()) tensors[item.key()] = item.value();
+  return nonfinite_report(tensors);
+}
+
 void throw_load_problems(const std::string& source, const std::vector<std::string>& problems) {
   throw CheckpointError(fmt::format("cannot load '{}' into the model ({} problem{}):\n  {}",
                                     source, problems.size(), problems.size() == 1 ? "" : "s",

@@ -28,6 +28,13 @@ std::vector<std::string> state_dict_problems(const StateDict& tensors, const GPT
 void load_state_dict(const StateDict& tensors, GPTImpl& model, const std::string& source,
                      std::vector<std::string> extra_problems = {});
 
+/// One line per floating tensor holding NaN or infinite values, naming it:
+/// `transformer.wpe.weight has 3 NaN and 1 infinite of 256 values`. Empty
+/// when every value is finite. Loaders put these in their notes; inspect prints them.
+std::vector<std::string> nonfinite_report(const StateDict& tensors);
+/// nonfinite_report over `model`'s parameters (the tied matrix once).
+std::vector<std::string> nonfinite_report(const GPTImpl& model);
+
 /// Throws the CheckpointError load_state_dict throws for `problems` (not
 /// empty), for importers that find problems before a model can be built.
 [[noreturn]] void throw_load_problems(const std::string& source,

@@ -162,6 +162,18 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   return {logits, loss};
 }
 
+GPTImpl* GPT::checked() const {
+  if (is_empty()) {
+    throw Error("GPT{nullptr} holds no model: build one with GPT(config), or load one with "
+                "gpt2::load_checkpoint / gpt2::load_model");
+  }
+  return impl_.get();
+}
+
+GPTOutput GPT::operator()(const torch::Tensor& idx, const torch::Tensor& targets) {
+  return checked()->forward(idx, targets);
+}
+
 torch::Tensor GPTImpl::forward_last(const torch::Tensor& idx) {
   check_token_ids(idx, config);
   auto x = hidden(idx);                                  // (B, T, C)

@@ -129,7 +129,32 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   torch::Tensor embed_checked(const torch::Tensor& idx, int64_t first_position = 0);
   torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr);
 };
-TORCH_MODULE(GPT);
+
+/// The handle apps pass around (what TORCH_MODULE(GPT) would declare), but
+/// one that checks for emptiness: calling or dereferencing `GPT{nullptr}`
+/// throws gpt2::Error instead of segfaulting (ModuleHolder::operator() does
+/// not check). Note: `torch::load(model, path)` into a GPT of another width
+/// silently loads mismatched tensors in LibTorch 1.13; load files with
+/// load_weights / load_checkpoint / load_model (gpt2/io), which check.
+class GPT : public torch::nn::ModuleHolder<GPTImpl> {
+ public:
+  using torch::nn::ModuleHolder<GPTImpl>::ModuleHolder;
+  using Impl = GPTImpl;
+
+  /// forward(idx, targets); throws gpt2::Error when empty.
+  GPTOutput operator()(const torch::Tensor& idx, const torch::Tensor& targets = {});
+  /// The model; throws gpt2::Error when empty.
+  GPTImpl* operator->() { return checked(); }
+  /// The model; throws gpt2::Error when empty.
+  const GPTImpl* operator->() const { return checked(); }
+  /// The model; throws gpt2::Error when empty.
+  GPTImpl& operator*() { return *checked(); }
+  /// The model; throws gpt2::Error when empty.
+  const GPTImpl& operator*() const { return *checked(); }
+
+ private:
+  GPTImpl* checked() const;
+};
 
 /// Throws InputError unless idx is a (B, T) int64 tensor with 1 <= T <=
 /// block_size and every id in [0, vocab_size); the message names the first

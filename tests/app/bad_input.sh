@@ -6,16 +6,17 @@
 #   ckpt.pt   a valid small checkpoint      text.txt  a short text file
 #   fifo      a FIFO (reading it blocks)    loop      a symbolic link to itself
 #   ids.txt   "31373 99999"
-# {empty} is an empty argument.
-# Usage: bad_input.sh GPT2 SMALL_CHECKPOINT SCRATCH_ROOT TABLE ROW_NAME
+# plus every file of BAD_CHECKPOINTS (make_bad_checkpoints: half.pt, nan.pt,
+# torch_save.pt, code.pt). {empty} is an empty argument.
+# Usage: bad_input.sh GPT2 SMALL_CHECKPOINT SCRATCH_ROOT TABLE ROW_NAME BAD_CHECKPOINTS
 set -u
-gpt2=$1 checkpoint=$2 dir=$3/$5 table=$4 name=$5
+gpt2=$1 checkpoint=$2 dir=$3/$5 table=$4 name=$5 bad_checkpoints=$6
 row=$(grep -P "^\Q$name\E\t" "$table") || { echo "no row '$name' in $table"; exit 99; }
 IFS=$'\t' read -r -a fields <<<"$row"
 code=${fields[1]} fragment=${fields[2]}
 set -- "${fields[@]:3}"
 rm -rf "$dir" && mkdir -p "$dir" || exit 99
-cp "$checkpoint" "$dir/ckpt.pt" && printf 'hello world' >"$dir/text.txt" &&
+cp "$checkpoint" "$dir/ckpt.pt" && cp "$bad_checkpoints"/* "$dir/" && printf 'hello world' >"$dir/text.txt" &&
   printf '31373 99999' >"$dir/ids.txt" &&
   mkfifo "$dir/fifo" && ln -s loop "$dir/loop" || exit 99
 snapshot() { (cd "$dir" && find . -type f -print0 | sort -z | xargs -0 sha256sum; ls -A); }

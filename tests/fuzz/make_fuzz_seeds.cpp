@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <torch/optim/adamw.h>
+
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/hf_gpt2.h"
 #include "gpt2/io/llmc.h"
@@ -35,6 +37,13 @@ int main(int argc, char** argv) {
   gpt2::save_llmc((dir / "llmc" / "v3.bin").string(), *model);
   gpt2::save_llmc((dir / "llmc" / "v5.bin").string(), *model, gpt2::LlmcDtype::kBFloat16);
   gpt2::save_checkpoint((dir / "checkpoint" / "model.pt").string(), *model);
+  // With training state: AdamW moments (a nested archive), RNG state, extra text.
+  torch::optim::AdamW adamw(model->unique_parameters(), torch::optim::AdamWOptions(1e-3));
+  model->forward(torch::zeros({1, 4}, torch::kLong), torch::zeros({1, 4}, torch::kLong))
+      .loss.backward();
+  adamw.step();
+  gpt2::save_checkpoint((dir / "checkpoint" / "trained.pt").string(), *model,
+                        {1, &adamw, torch::ones({4}, torch::kUInt8), "{\"lr\": 0.001}"});
   std::cout << "seeds written to " << dir.string() << "\n";
   return 0;
 }

@@ -3,13 +3,13 @@
 // field of the table (for_each_field): int64, bool, double, enums by name,
 // an optional seed as a presence flag plus its uint64 bits in an int64.
 
-#include <torch/csrc/jit/api/module.h>
 #include <torch/serialize/output-archive.h>
 
-#include <iosfwd>
 #include <string>
+#include <string_view>
 
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/detail/pickle.h"
 #include "gpt2/model/config.h"
 
 namespace gpt2::detail {
@@ -17,12 +17,22 @@ namespace gpt2::detail {
 /// Writes every field of `config` into `meta`.
 void write_config(torch::serialize::OutputArchive& meta, const GPTConfig& config);
 
-/// Reads every field; throws std::runtime_error naming a field that is
-/// missing or of the wrong type (ConfigError for a bad enum spelling).
-GPTConfig read_config(const torch::jit::Module& meta);
+/// Metadata attribute `key` of `kind`, or nullptr when absent; throws
+/// std::runtime_error naming the field when it has another kind.
+const PValue* meta_field(const PValue& meta, const char* key, PValue::Kind kind);
 
-/// load_checkpoint reading the archive from `in` (the file `path` when
-/// null); `path` names it in errors. For the fuzzer, which has bytes.
-Checkpoint load_checkpoint(const std::string& path, std::istream* in);
+/// Reads every field from the metadata object; throws std::runtime_error
+/// naming a field that is missing or of the wrong type (ConfigError for a
+/// bad enum spelling).
+GPTConfig read_config(const PValue& meta);
+
+/// load_checkpoint over the archive's `bytes`; `path` names it in errors.
+/// For the fuzzer, which has bytes.
+Checkpoint load_checkpoint(const std::string& path, std::string_view bytes);
+
+/// Loads the optimizer archive `bytes` (validated by the caller) into
+/// `optimizer`, all or nothing; CheckpointError naming `path` otherwise.
+void restore_optimizer(std::string_view bytes, const std::string& path,
+                       torch::optim::Optimizer& optimizer);
 
 }  // namespace gpt2::detail

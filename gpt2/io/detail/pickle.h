@@ -1,0 +1,77 @@
+#pragma once
+// A restricted reader for the pickles TorchScript archives hold (data.pkl,
+// constants.pkl), written for hostile bytes. It accepts only what LibTorch's
+// jit Pickler emits for a torch::serialize::OutputArchive: protocol 2;
+// None, bools, ints (up to 64 bits), floats, strings, tuples, lists and
+// dicts with string keys; archive objects (`__torch__[.___torch_mangle_N]
+// Module`, NEWOBJ + BUILD); tensors through torch._utils._rebuild_tensor_v2
+// over `('storage', torch.XStorage, key, 'cpu', numel)` persistent ids;
+// collections.OrderedDict() and torch.jit._pickle.restore_type_tag. Any
+// other opcode or global, a memo reference to a container (so no cycles),
+// nesting deeper than kMaxDepth, or trailing bytes is a FormatError.
+
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gpt2::detail {
+
+/// Deepest nesting of values accepted (the writer's is 5 or so per archive level).
+constexpr int kMaxPickleDepth = 64;
+
+/// A tensor as a pickle describes it: a view of a storage record.
+struct PickledTensor {
+  /// The storage's record name under data/ ("0", "1", ...).
+  std::string storage_key;
+  /// The storage's element type (FloatStorage: float32, ...).
+  c10::ScalarType dtype = c10::ScalarType::Float;
+  /// Elements in the storage, as its persistent id says.
+  int64_t storage_numel = 0;
+  /// The view: offset in elements, sizes, strides.
+  int64_t offset = 0;
+  std::vector<int64_t> sizes, strides;
+  /// The requires_grad flag stored with it.
+  bool requires_grad = false;
+};
+
+/// One value read from a pickle.
+struct PValue {
+  /// kGlobal and kStorage exist only while parsing: a result never holds one.
+  enum class Kind {
+    kNone, kBool, kInt, kFloat, kString, kTuple, kList, kDict, kObject, kTensor, kGlobal, kStorage
+  };
+  using Ptr = std::shared_ptr<PValue>;
+
+  Kind kind = Kind::kNone;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  /// The string; an object's class ("__torch__.___torch_mangle_3.Module").
+  std::string s;
+  /// Tuple and list items.
+  std::vector<Ptr> items;
+  /// Dict entries (string keys) and object attributes, in pickle order.
+  std::vector<std::pair<std::string, Ptr>> entries;
+  /// For kTensor (and kStorage: key, dtype and numel only).
+  std::shared_ptr<const PickledTensor> tensor;
+  /// restore_type_tag's type string on a dict or list ("Dict[str, int]").
+  std::string type_tag;
+  /// 1 for a leaf, else 1 + the deepest child.
+  int depth = 1;
+
+  /// The attribute or dict entry `key`, or nullptr.
+  const PValue* get(std::string_view key) const;
+  /// "int", "str", "Dict", "object __torch__.Module", ...: for messages.
+  std::string describe() const;
+};
+
+/// Parses `bytes`, the pickle record `what` of the file `path` (both name it
+/// in errors). Throws FormatError naming the rule broken and its offset.
+PValue::Ptr read_pickle(std::string_view bytes, const std::string& path, const std::string& what);
+
+}  // namespace gpt2::detail
