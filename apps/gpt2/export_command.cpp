@@ -11,7 +11,6 @@
 #include "gpt2/error.h"
 #include "gpt2/io/atomic_file.h"
 #include "gpt2/io/checkpoint.h"
-#include "gpt2/io/model_source.h"
 #include "gpt2/io/export.h"
 
 namespace gpt2::app {
@@ -22,8 +21,7 @@ int run_export(const ExportFlags& flags, std::ostream& out) {
         "--out '{}' is the same file as --checkpoint '{}'; refusing to overwrite the input",
         flags.out, flags.checkpoint));
   }
-  GPT model = flags.checkpoint.empty() ? GPT(flags.model.config())
-                                       : load_model(flags.checkpoint);
+  GPT model = model_from(flags.checkpoint, flags.model, out);
   model->eval();
   export_torchscript(*model, flags.out);
   fmt::print(out, "exported  {} ({} bytes) from {}\n", flags.out,

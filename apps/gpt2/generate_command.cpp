@@ -10,7 +10,6 @@
 
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
-#include "gpt2/io/model_source.h"
 #include "gpt2/text/tokenizer.h"
 
 namespace gpt2::app {
@@ -38,7 +37,7 @@ SamplingOptions GenerateFlags::sampling(int64_t stop_token) const {
 int run_generate(const GenerateFlags& flags, std::ostream& text, std::ostream& stats) {
   const Tokenizer tokenizer =
       flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
-  GPT model = flags.checkpoint.empty() ? GPT(flags.model.config()) : load_model(flags.checkpoint);
+  GPT model = model_from(flags.checkpoint, flags.model, stats);
   const std::vector<int32_t> ids = tokenizer.encode(flags.prompt);
   if (ids.empty()) throw InputError("--prompt is empty: give at least one character of text");
   if (model->config.vocab_size() < tokenizer.vocab_size()) {

@@ -3,7 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <fmt/ostream.h>
+
 #include <algorithm>
+#include <ostream>
+
+#include "gpt2/io/model_source.h"
 
 namespace gpt2::app {
 namespace {
@@ -71,6 +76,13 @@ GPTConfig ModelFlags::config_from(GPTConfig base) const {
   }
   c.validate();
   return c;
+}
+
+GPT model_from(const std::string& path, const ModelFlags& flags, std::ostream& notes) {
+  if (path.empty()) return GPT(flags.config());
+  LoadedModel loaded = load_model_file(path);
+  for (const auto& note : loaded.notes) fmt::print(notes, "note      {}\n", note);
+  return loaded.model;
 }
 
 }  // namespace gpt2::app

@@ -5,11 +5,13 @@
 
 #include <CLI/App.hpp>
 
+#include <iosfwd>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpt2/model/config.h"
+#include "gpt2/model/gpt.h"
 
 namespace gpt2::app {
 
@@ -37,5 +39,11 @@ struct ModelFlags {
   /// Whether an override of the field `key` was given.
   bool has(const std::string& key) const;
 };
+
+/// The model in `path` (any format load_model reads), printing each of the
+/// loader's notes (float16 widened, NaN or infinite weights, no checksums)
+/// as a `note` line on `notes`; or, when `path` is empty, a fresh model of
+/// flags.config().
+GPT model_from(const std::string& path, const ModelFlags& flags, std::ostream& notes);
 
 }  // namespace gpt2::app

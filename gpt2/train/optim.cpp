@@ -76,8 +76,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
       s.step(s.step() + 1);
-      auto c = coefficients(options, s.step());
-      if (options.weight_decay() == 0) c.decay = 1;
+      const auto c = coefficients(options, s.step());  // decay 1 - lr * 0 = 1 exactly
       float* w = p.data_ptr<float>();
       const float* g = p.grad().data_ptr<float>();
       float* m = s.exp_avg().data_ptr<float>();
