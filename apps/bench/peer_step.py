@@ -6,6 +6,7 @@ Usage: /usr/bin/python3 peer_step.py N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS
 (THREADS: torch intra-op threads; 0 or absent leaves torch's default.)
 Prints one line of JSON: median seconds per phase and peak RSS in bytes.
 """
+import ctypes
 import json
 import math
 import resource
@@ -72,6 +73,16 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
 
 
+def blas_core():
+    """OpenBLAS's kernel set (OPENBLAS_CORETYPE, or what it detected), or "?"."""
+    try:
+        openblas = ctypes.CDLL("libopenblas.so.0")
+        openblas.openblas_get_corename.restype = ctypes.c_char_p
+        return openblas.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "?"
+
+
 def main():
     n_layer, n_head, n_embd, vocab, block, B, T, steps, warmup = map(int, sys.argv[1:10])
     threads = int(sys.argv[10]) if len(sys.argv) > 10 else 0
@@ -104,6 +115,7 @@ def main():
     out = {name: statistics.median(v) for name, v in times.items()}
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out["threads"] = torch.get_num_threads()
+    out["blas_core"] = blas_core()
     print(json.dumps(out))
 
 

@@ -9,6 +9,7 @@
 #include <torch/nn/utils/clip_grad.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "apps/gpt2/train_presets.h"
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
+#include "gpt2/model/matmul.h"
 #include "gpt2/train/optim.h"
 
 namespace gpt2::app {
@@ -36,13 +38,15 @@ double median(std::vector<double> v) {
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Float32 matmul FLOP/s through the BLAS torch uses: 2048^2, median of 5.
-double matmul_peak() {
+// Float32 FLOP/s of a 2048^2 product, median of 5: through torch::mm (the
+// system BLAS) or gpt2::linear (the product path the model uses).
+double matmul_peak(bool model_path) {
+  torch::NoGradGuard no_grad;
   auto a = torch::randn({2048, 2048}), b = torch::randn({2048, 2048});
   std::vector<double> rates;
   for (int i = 0; i < 6; ++i) {
     const auto t = Clock::now();
-    auto c = torch::mm(a, b);
+    auto c = model_path ? gpt2::linear(a, b, {}) : torch::mm(a, b);
     const double s = since(t);
     if (i > 0) rates.push_back(2.0 * 2048 * 2048 * 2048 / s);  // first one warms up
   }
@@ -88,11 +92,20 @@ Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f) {
   return out;
 }
 
-Phases peer_step(const GPTConfig& c, const BenchTrainFlags& f, double* peak_rss) {
+// One run of the peer; `core` non-empty sets OPENBLAS_CORETYPE for it.
+struct PeerRun {
+  Phases phases;
+  double peak_rss = 0;
+  std::string blas_core;
+};
+
+PeerRun peer_step(const GPTConfig& c, const BenchTrainFlags& f, int threads,
+                  const std::string& core) {
   const std::string command = fmt::format(
-      "/usr/bin/python3 '{}' {} {} {} {} {} {} {} {} {} {}", GPT2_PEER_SCRIPT, c.n_layer(),
+      "{}/usr/bin/python3 '{}' {} {} {} {} {} {} {} {} {} {}",
+      core.empty() ? "" : "OPENBLAS_CORETYPE=" + core + " ", GPT2_PEER_SCRIPT, c.n_layer(),
       c.n_head(), c.n_embd(), c.vocab_size(), c.block_size(), f.batch, f.seq, f.steps, f.warmup,
-      f.threads);
+      threads);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) throw FileError(fmt::format("cannot run the Python peer: {}", command));
   std::string text;
@@ -102,25 +115,46 @@ Phases peer_step(const GPTConfig& c, const BenchTrainFlags& f, double* peak_rss)
     throw FileError(fmt::format("the Python peer failed ({}); --no-peer skips it", command));
   }
   const auto json = nlohmann::json::parse(text);
-  Phases out;
-  for (const char* phase : kPhases) out[phase] = json.at(phase).get<double>();
-  *peak_rss = json.at("peak_rss").get<double>();
-  return out;
+  PeerRun run;
+  for (const char* phase : kPhases) run.phases[phase] = json.at(phase).get<double>();
+  run.peak_rss = json.at("peak_rss").get<double>();
+  run.blas_core = json.value("blas_core", "?");
+  return run;
 }
+
+using Samples = std::map<std::string, std::vector<double>>;  // phase -> one per round
+
+// The peer's runs: as the environment gives it, and with better kernels.
+struct Side {
+  std::string name;
+  std::string core;  // OPENBLAS_CORETYPE, or "" for the environment's choice
+  Samples samples;
+  PeerRun last;
+};
 
 }  // namespace
 
 int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const GPTConfig config = train_preset(f.preset).model;  // the real shapes, wpe included
-  if (f.threads > 0) at::set_num_threads(f.threads);
+  const int threads = f.threads > 0 ? f.threads : default_threads();
+  set_compute_threads(threads);
+  set_matmul_backend(f.matmul == "torch" ? MatmulBackend::torch : MatmulBackend::onednn);
   const bool kept = keep_freed_memory();  // as `gpt2 train` runs
-  const double peak = matmul_peak();
-  std::map<std::string, std::vector<double>> cpp, peer;
-  double peer_rss = 0;
-  for (int r = 0; r < f.rounds; ++r) {  // alternating, so drift hits both sides
+  const RuntimeInfo rt = runtime_info();
+  const double blas_peak = matmul_peak(false), model_peak = matmul_peak(true);
+  std::vector<Side> peers;
+  if (!f.no_peer) {
+    peers.push_back({"Python", "", {}, {}});
+    const std::string core = f.peer_blas_core == "auto" ? better_blas_core(rt) : f.peer_blas_core;
+    if (!core.empty() && core != "none") peers.push_back({"Python*", core, {}, {}});
+  }
+  Samples cpp;
+  for (int r = 0; r < f.rounds; ++r) {  // alternating, so drift hits every side
     for (const auto& [phase, s] : cpp_step(config, f)) cpp[phase].push_back(s);
-    if (f.no_peer) continue;
-    for (const auto& [phase, s] : peer_step(config, f, &peer_rss)) peer[phase].push_back(s);
+    for (Side& peer : peers) {
+      peer.last = peer_step(config, f, threads, peer.core);
+      for (const auto& [phase, s] : peer.last.phases) peer.samples[phase].push_back(s);
+    }
   }
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -131,28 +165,38 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const double flops = tokens * (6 * n + 12.0 * config.n_layer() * f.seq * config.n_embd());
   fmt::print(out, "bench     {} preset, B {} T {}, AdamW (nanoGPT groups), median of {} steps after "
                   "{} warm-up, {} rounds\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds);
-  fmt::print(out, "peak      float32 matmul 2048^2: {:.1f} GFLOP/s; torch intra-op threads {}\n",
-             peak / 1e9, at::get_num_threads());
+  fmt::print(out, "threads   {} torch intra-op on every side; OpenBLAS {} threads, kernels {}\n",
+             threads, rt.blas_threads, rt.blas_core.empty() ? "?" : rt.blas_core);
+  fmt::print(out, "peak      float32 2048^2 product: torch::mm (BLAS) {:.1f} GFLOP/s, the model's "
+                  "path ({}) {:.1f} GFLOP/s\n", blas_peak / 1e9, f.matmul, model_peak / 1e9);
   fmt::print(out, "memory    C++: {}; Python: glibc's defaults\n",
              kept ? "freed memory kept in the heap (as gpt2 train)" : "MALLOC_* from the environment");
-  fmt::print(out, "  {:<12} {:>12} {:>12} {:>8}\n", "phase", "C++ ms", "Python ms", "ratio");
+  for (const Side& peer : peers) {
+    fmt::print(out, "{:<9} python3-torch, OpenBLAS kernels {}{}\n", peer.name, peer.last.blas_core,
+               peer.core.empty() ? " (as the environment gives them)"
+                                 : " (OPENBLAS_CORETYPE=" + peer.core + ")");
+  }
+  fmt::print(out, "  {:<12} {:>10}", "phase", "C++ ms");
+  for (const Side& peer : peers) fmt::print(out, " {:>10} {:>6}", peer.name + " ms", "ratio");
+  fmt::print(out, "\n");
   for (const char* phase : kPhases) {
     const double c = median(cpp[phase]);
-    if (f.no_peer) {
-      fmt::print(out, "  {:<12} {:>12.1f}\n", phase, 1000 * c);
-    } else {
-      const double p = median(peer[phase]);
-      fmt::print(out, "  {:<12} {:>12.1f} {:>12.1f} {:>8.2f}\n", phase, 1000 * c, 1000 * p, c / p);
+    fmt::print(out, "  {:<12} {:>10.1f}", phase, 1000 * c);
+    for (const Side& peer : peers) {
+      const double p = median(peer.samples.at(phase));
+      fmt::print(out, " {:>10.1f} {:>6.2f}", 1000 * p, c / p);
     }
+    fmt::print(out, "\n");
   }
   const double total = median(cpp["total"]);
-  fmt::print(out, "C++       {:.0f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the matmul peak, peak RSS "
-                  "{:.2f} GB\n", tokens / total, flops / total / 1e9, 100 * flops / total / peak,
-             usage.ru_maxrss * 1024.0 / 1e9);
-  if (!f.no_peer) {
-    const double p = median(peer["total"]);
-    fmt::print(out, "Python    {:.0f} tokens/s, peak RSS {:.2f} GB\n", tokens / p, peer_rss / 1e9);
-    fmt::print(out, "ratio     C++ step time / Python step time = {:.2f} (goal <= 0.67)\n", total / p);
+  fmt::print(out, "C++       {:.0f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the model path's peak, "
+                  "peak RSS {:.2f} GB\n", tokens / total, flops / total / 1e9,
+             100 * flops / total / model_peak, usage.ru_maxrss * 1024.0 / 1e9);
+  for (const Side& peer : peers) {
+    const double p = median(peer.samples.at("total"));
+    fmt::print(out, "{:<9} {:.0f} tokens/s, peak RSS {:.2f} GB; C++ step time / its step time = "
+                    "{:.2f} (goal <= 0.67)\n", peer.name, tokens / p, peer.last.peak_rss / 1e9,
+               total / p);
   }
   return 0;
 }
@@ -170,8 +214,23 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
       ->capture_default_str();
   t->add_option("--rounds", f->rounds, "Alternating rounds")->check(CLI::Range(1, 20))
       ->capture_default_str();
-  t->add_option("--threads", f->threads, "torch intra-op threads on both sides (0: torch's default)")
-      ->check(CLI::Range(0, 256))->capture_default_str();
+  t->add_option("--threads", f->threads,
+                 "torch intra-op threads on every side (0: as the gpt2 command, all cores or "
+                 "OMP_NUM_THREADS)")->check(CLI::Range(0, 256))->capture_default_str();
+  f->matmul = to_string(matmul_backend());
+  t->add_option("--matmul", f->matmul, "The C++ side's float32 products")
+      ->check(CLI::IsMember({"onednn", "torch"}))->capture_default_str();
+  t->add_option("--peer-blas-core", f->peer_blas_core,
+                "Also run the peer with OPENBLAS_CORETYPE set to this (auto: when OpenBLAS "
+                "fell back to generic kernels; none: never)")
+      ->check(CLI::Validator(
+          [](std::string& core) -> std::string {
+            const bool plain = !core.empty() && std::all_of(core.begin(), core.end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c));
+            });
+            return plain ? "" : "an OpenBLAS core name is letters and digits, got '" + core + "'";
+          }, "NAME", "core name"))
+      ->capture_default_str();
   t->add_flag("--no-peer", f->no_peer, "Do not run the Python peer");
   t->callback([f, rc] { *rc = run_bench_train(*f, std::cout); });
 }

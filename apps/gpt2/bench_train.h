@@ -20,8 +20,14 @@ struct BenchTrainFlags {
   int warmup = 2;
   /// Rounds of (C++, Python); each side's figure is the median over rounds.
   int rounds = 2;
-  /// torch intra-op threads on both sides; 0 leaves torch's default.
+  /// torch intra-op threads on both sides; 0: default_threads(), as the
+  /// gpt2 command runs.
   int threads = 0;
+  /// The C++ side's matrix products: "onednn" or "torch" (gpt2/model/matmul.h).
+  std::string matmul = "onednn";
+  /// A second Python run with OPENBLAS_CORETYPE set to this: "auto" picks
+  /// better_blas_core() (none when OpenBLAS chose well), "none" skips it.
+  std::string peer_blas_core = "auto";
   /// Skip the Python peer (no python3-torch, or only this side wanted).
   bool no_peer = false;
 };

@@ -4,7 +4,9 @@
 #include <dlfcn.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include <filesystem>
 #include <fstream>
@@ -48,8 +50,32 @@ RuntimeInfo runtime_info() {
   if (auto fn = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))) {
     info.blas_threads = fn();
   }
+  using GetCore = char* (*)();
+  if (auto fn = reinterpret_cast<GetCore>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
+    info.blas_core = fn();
+  }
   info.torch_threads = at::get_num_threads();
   return info;
+}
+
+std::string better_blas_core(const RuntimeInfo& info) {
+  // OpenBLAS's generic x86-64 fallbacks, before AVX.
+  const bool generic = info.blas_core == "Prescott" || info.blas_core == "Core2" ||
+                       info.blas_core == "Nehalem" || info.blas_core == "Penryn";
+  if (!generic) return "";
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
+  if (__builtin_cpu_supports("avx2")) return "Haswell";
+  return "";
+}
+
+int default_threads(int64_t local_world_size) {
+  if (const char* omp = std::getenv("OMP_NUM_THREADS")) {
+    const int n = std::atoi(omp);
+    if (n > 0) return n;
+  }
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::max<int64_t>(1, cores / std::max<int64_t>(1, local_world_size)));
 }
 
 bool keep_freed_memory() {

@@ -4,6 +4,7 @@
 /// (reference BLAS runs matmuls ~26x slower than OpenBLAS on this project's
 /// machines), so the apps print it.
 
+#include <cstdint>
 #include <string>
 
 namespace gpt2 {
@@ -16,6 +17,8 @@ struct RuntimeInfo {
   std::string blas_kind;
   /// OpenBLAS's thread count, or -1 when the BLAS does not report one.
   int blas_threads = -1;
+  /// OpenBLAS's kernel set ("SkylakeX", "Haswell", "Prescott", ...), or "".
+  std::string blas_core;
   /// at::get_num_threads(): torch's intra-op pool.
   int torch_threads = 0;
 };
@@ -32,6 +35,17 @@ RuntimeInfo runtime_info();
 /// alone when the user set MALLOC_MMAP_MAX_ or MALLOC_TRIM_THRESHOLD_.
 /// Returns whether it changed anything.
 bool keep_freed_memory();
+
+/// OpenBLAS kernels this CPU can run that beat the ones OpenBLAS picked, or
+/// "" when it picked well. Debian 12's OpenBLAS 0.3.21 does not know some
+/// newer Xeons (this project's machine among them) and falls back to its SSE3
+/// "Prescott" kernels, about 5x slower than "SkylakeX" there (measured with
+/// `gpt2 bench train`). OPENBLAS_CORETYPE=<name> makes a process use them.
+std::string better_blas_core(const RuntimeInfo& info);
+
+/// Threads for each of `local_world_size` processes on this machine:
+/// OMP_NUM_THREADS when set, else the cores shared out.
+int default_threads(int64_t local_world_size = 1);
 
 /// Sets torch's intra-op pool and OpenBLAS's own pool (which
 /// at::set_num_threads does not reach) to `threads` each.

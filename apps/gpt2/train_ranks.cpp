@@ -12,21 +12,12 @@
 
 namespace gpt2::app {
 
-int threads_per_process(int64_t local_world_size) {
-  if (const char* omp = std::getenv("OMP_NUM_THREADS")) {
-    const int n = std::atoi(omp);
-    if (n > 0) return n;
-  }
-  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<int>(std::max<int64_t>(1, cores / std::max<int64_t>(1, local_world_size)));
-}
-
 std::shared_ptr<DataParallel> join_run(const DistEnv& env, std::chrono::milliseconds timeout) {
   if (!env.distributed()) {
     fmt::print("dist      world size 1, rank 0\n");
     return nullptr;
   }
-  const int threads = threads_per_process(env.local_world_size);
+  const int threads = default_threads(env.local_world_size);
   set_compute_threads(threads);
   auto dp = std::make_shared<DataParallel>(env, timeout);
   fmt::print("dist      world size {}, rank {} (local {} of {}, pid {}); store {}:{}{}; {} threads; "

@@ -12,12 +12,8 @@
 
 namespace gpt2::app {
 
-/// Threads per process when `local_world_size` processes share this
-/// machine: OMP_NUM_THREADS when set (torchrun sets 1), else cores / N, at
-/// least 1.
-int threads_per_process(int64_t local_world_size);
-
-/// For WORLD_SIZE > 1: sets the compute threads (threads_per_process) and
+/// For WORLD_SIZE > 1: sets the compute threads (default_threads: torchrun's
+/// OMP_NUM_THREADS, else the cores shared out) and
 /// joins the Gloo group, waiting at most `timeout` for the others; nullptr
 /// for a single process. Prints the start line on every rank:
 /// `dist      world size 2, rank 0 (local 0 of 2) ...`. Throws

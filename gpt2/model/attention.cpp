@@ -4,6 +4,8 @@
 #include <limits>
 #include <tuple>
 
+#include "gpt2/model/matmul.h"
+
 namespace gpt2 {
 
 torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device) {
@@ -31,7 +33,13 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, KVCache* 
                                               size_t layer, const torch::Tensor& mask) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const int64_t nh = config.n_head(), hs = C / nh;
-  auto qkv = c_attn(x).split(C, /*dim=*/2);  // 3 x (B, T, C)
+  const auto qkv_joined = c_attn(x);                         // (B, T, 3C)
+  if (!cache && fused_attention_applies(qkv_joined)) {
+    const double p = attn_dropout->is_training() ? attn_dropout->options.p() : 0.0;
+    const auto future = mask.defined() ? mask : causal_mask(T, 0, x.device());
+    return resid_dropout(c_proj(causal_attention(qkv_joined, nh, future, p)));  // (B, T, C)
+  }
+  auto qkv = qkv_joined.split(C, /*dim=*/2);  // 3 x (B, T, C)
   auto q = qkv[0].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)

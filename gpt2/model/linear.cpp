@@ -1,12 +1,11 @@
 #include "gpt2/model/linear.h"
 
-#include <torch/nn/functional/linear.h>
-
 #include <ostream>
 
 #include "gpt2/model/config.h"
 
 #include "gpt2/model/defer_init.h"
+#include "gpt2/model/matmul.h"
 
 namespace gpt2 {
 
@@ -32,7 +31,7 @@ void LinearImpl::reset_parameters() {
 }
 
 torch::Tensor LinearImpl::forward(const torch::Tensor& input) {
-  return torch::nn::functional::linear(input, weight, bias);
+  return gpt2::linear(input, weight, bias);
 }
 
 void LinearImpl::pretty_print(std::ostream& stream) const {

@@ -1,0 +1,27 @@
+#pragma once
+// oneDNN's float32 GEMM as the model's products call it (internal to
+// gpt2/model; built only with GPT2_WITH_ONEDNN).
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace gpt2::detail {
+
+/// A row-major matrix: element (i, j) at data[i * ld + j].
+struct Matrix {
+  const float* data;
+  int64_t ld;
+};
+
+/// Row-major C (M, N) = alpha op(A) op(B) + beta C, where op transposes when
+/// asked. Runs on the calling OpenMP team: all of torch's intra-op threads
+/// outside a parallel region, one thread inside at::parallel_for.
+void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, Matrix a,
+           Matrix b, float beta, float* c, int64_t ldc);
+
+/// Whether the onednn backend is chosen and `t` is a non-empty, strided
+/// float32 CPU tensor.
+bool onednn_takes(const at::Tensor& t);
+
+}  // namespace gpt2::detail

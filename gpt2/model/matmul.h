@@ -1,0 +1,51 @@
+#pragma once
+/// The model's float32 matrix products on the CPU, through oneDNN's sgemm.
+///
+/// LibTorch sends torch::mm and torch::linear to the system BLAS. On this
+/// project's machine (Debian 12, OpenBLAS 0.3.21) that BLAS does not know the
+/// CPU and falls back to its SSE3 "Prescott" kernels: about 30 GFLOP/s on two
+/// cores, where the same LibTorch's own oneDNN (libdnnl, a dependency of
+/// Debian's libtorch) reaches 200 and more. So Linear goes through oneDNN when
+/// the tensors are float32 on the CPU, and through torch::linear otherwise.
+/// The results agree with torch's to float rounding; only the summation order
+/// differs. Export is unaffected: the TorchScript program is written, not
+/// traced, and uses torch's own ops.
+
+#include <torch/types.h>
+
+namespace gpt2 {
+
+/// Where float32 CPU matrix products go.
+enum class MatmulBackend {
+  torch,   ///< torch::linear / torch::matmul: the system BLAS
+  onednn,  ///< oneDNN's sgemm (the default when the library is built with it)
+};
+
+/// The process-wide choice; default MatmulBackend::onednn when built with it.
+MatmulBackend matmul_backend();
+/// Sets the process-wide choice. Throws gpt2::Error for onednn in a build
+/// without oneDNN.
+void set_matmul_backend(MatmulBackend backend);
+/// Whether this build can use oneDNN.
+bool onednn_available();
+/// "torch" or "onednn".
+const char* to_string(MatmulBackend backend);
+
+/// y = x W^T + b with autograd, as torch::linear: x (*, in), W (out, in),
+/// b (out) or undefined -> y (*, out).
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight,
+                     const torch::Tensor& bias);
+
+/// Whether causal_attention() takes `qkv`: the onednn backend and a float32
+/// CPU (B, T, 3C) tensor.
+bool fused_attention_applies(const torch::Tensor& qkv);
+
+/// nanoGPT's explicit causal attention, from c_attn's output, with autograd:
+/// softmax(q k^T / sqrt(hs), masked where `mask` (T, T) is true), dropout
+/// `dropout` (drawn as torch::dropout draws it), times v, heads merged.
+/// qkv (B, T, 3C) -> y (B, T, C). Each head's products run on oneDNN reading
+/// q, k, v in place, one (batch, head) pair per thread.
+torch::Tensor causal_attention(const torch::Tensor& qkv, int64_t n_head, const torch::Tensor& mask,
+                               double dropout);
+
+}  // namespace gpt2

@@ -1,0 +1,222 @@
+#include "gpt2/model/matmul.h"
+
+#include <gtest/gtest.h>
+#include <torch/autograd.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/types.h>
+
+#include <string>
+#include <vector>
+
+#include "gpt2/error.h"
+#include "gpt2/model/attention.h"
+#include "gpt2/model/gpt.h"
+
+namespace gpt2 {
+namespace {
+
+// Sets the process-wide backend for one scope.
+class BackendScope {
+ public:
+  explicit BackendScope(MatmulBackend b) : saved_(matmul_backend()) { set_matmul_backend(b); }
+  ~BackendScope() { set_matmul_backend(saved_); }
+
+ private:
+  MatmulBackend saved_;
+};
+
+struct Grads {
+  torch::Tensor y, dx, dw, db;
+};
+
+// y = linear(x, w, b) and the gradients of sum(y * upstream), by `backend`.
+Grads run(MatmulBackend backend, torch::Tensor x, torch::Tensor w, torch::Tensor b,
+          const torch::Tensor& upstream) {
+  BackendScope scope(backend);
+  x = x.detach().requires_grad_();
+  w = w.detach().requires_grad_();
+  if (b.defined()) b = b.detach().requires_grad_();
+  auto y = gpt2::linear(x, w, b);
+  (y * upstream).sum().backward();
+  return {y.detach(), x.grad(), w.grad(), b.defined() ? b.grad() : torch::Tensor()};
+}
+
+// The oracle: torch::linear in float64.
+Grads exact(torch::Tensor x, torch::Tensor w, torch::Tensor b, const torch::Tensor& upstream) {
+  BackendScope scope(MatmulBackend::torch);
+  auto d = [](const torch::Tensor& t) { return t.defined() ? t.to(torch::kDouble) : t; };
+  return run(MatmulBackend::torch, d(x), d(w), d(b), d(upstream));
+}
+
+// Float32 sums of K products of N(0,1) numbers: the rounding error grows like
+// sqrt(K) * 2^-24 * |terms|, about 1e-6 for K = 96; 1e-4 is far above that
+// and far below an indexing mistake (an O(1) error).
+void expect_close(const torch::Tensor& got, const torch::Tensor& want, const std::string& what) {
+  ASSERT_TRUE(got.defined()) << what;
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  EXPECT_TRUE(torch::allclose(got.to(torch::kDouble), want, 1e-4, 1e-4))
+      << what << ": max |diff| " << (got.to(torch::kDouble) - want).abs().max().item<double>();
+}
+
+void expect_matches_float64(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+  auto sizes = x.sizes().vec();
+  sizes.back() = w.size(0);
+  const auto upstream = torch::randn(sizes);
+  const Grads want = exact(x, w, b, upstream);
+  for (MatmulBackend backend : {MatmulBackend::torch, MatmulBackend::onednn}) {
+    if (backend == MatmulBackend::onednn && !onednn_available()) continue;
+    const std::string name = to_string(backend);
+    const Grads got = run(backend, x, w, b, upstream);
+    expect_close(got.y, want.y, name + " y");
+    expect_close(got.dx, want.dx, name + " dx");
+    expect_close(got.dw, want.dw, name + " dw");
+    if (b.defined()) expect_close(got.db, want.db, name + " db");
+  }
+}
+
+TEST(Matmul, ThisBuildHasOnednnAndUsesItByDefault) {
+  // setup.sh installs libdnnl-dev, so the project's own build always has it.
+  ASSERT_TRUE(onednn_available());
+  EXPECT_EQ(matmul_backend(), MatmulBackend::onednn);
+}
+
+TEST(Matmul, LinearMatchesFloat64WithAndWithoutBias) {
+  torch::manual_seed(0);
+  const auto x = torch::randn({3, 5, 96}), w = torch::randn({40, 96}), b = torch::randn({40});
+  expect_matches_float64(x, w, b);
+  expect_matches_float64(x, w, torch::Tensor());
+  expect_matches_float64(torch::randn({96}), w, b);  // one vector in, one out
+}
+
+TEST(Matmul, LinearReadsStridedAndTransposedOperands) {
+  torch::manual_seed(1);
+  const auto big = torch::randn({4, 6, 96});
+  const auto w = torch::randn({40, 96}), b = torch::randn({40});
+  expect_matches_float64(big.select(1, 5), w, b);                        // rows 6 * 96 apart
+  expect_matches_float64(torch::randn({96, 7}).t(), w, b);                // columns apart
+  expect_matches_float64(torch::randn({1, 96}).expand({5, 96}), w, b);    // one row, 5 times
+  expect_matches_float64(big.select(1, 0), torch::randn({96, 40}).t(), b);  // W transposed
+}
+
+TEST(Matmul, InputsAreNotWritten) {
+  BackendScope scope(MatmulBackend::onednn);
+  for (int64_t rows : {1, 4}) {  // one row: the bias's broadcast is itself contiguous
+    const auto x = torch::randn({rows, 8}), w = torch::randn({3, 8}), b = torch::randn({3});
+    const auto x0 = x.clone(), w0 = w.clone(), b0 = b.clone();
+    gpt2::linear(x, w, b);
+    gpt2::linear(x, w, b);
+    EXPECT_TRUE(torch::equal(x, x0) && torch::equal(w, w0) && torch::equal(b, b0)) << rows;
+  }
+}
+
+TEST(Matmul, OnednnIsTheGradientPathOfFloat32CpuTensors) {
+  const auto x = torch::randn({2, 8}, torch::requires_grad());
+  const auto w = torch::randn({3, 8}, torch::requires_grad());
+  const auto grad_fn = [&](MatmulBackend backend) {
+    BackendScope scope(backend);
+    auto node = gpt2::linear(x, w, torch::Tensor()).grad_fn();
+    while (node->name() == "ViewBackward0") node = node->next_edge(0).function;  // the reshape
+    return node->name();
+  };
+  EXPECT_NE(grad_fn(MatmulBackend::onednn).find("LinearFunction"), std::string::npos)
+      << grad_fn(MatmulBackend::onednn);
+  EXPECT_EQ(grad_fn(MatmulBackend::torch).find("LinearFunction"), std::string::npos)
+      << grad_fn(MatmulBackend::torch);
+}
+
+TEST(Matmul, OtherTypesAndEmptyInputsTakeTorchsPath) {
+  BackendScope scope(MatmulBackend::onednn);
+  const auto x = torch::randn({4, 8}, torch::kDouble), w = torch::randn({3, 8}, torch::kDouble);
+  EXPECT_TRUE(torch::equal(gpt2::linear(x, w, {}), torch::nn::functional::linear(x, w)));
+  const auto none = gpt2::linear(torch::randn({0, 8}), torch::randn({3, 8}), torch::randn({3}));
+  EXPECT_EQ(none.sizes(), (std::vector<int64_t>{0, 3}));
+  EXPECT_THROW(gpt2::linear(torch::randn({4, 8}), torch::randn({3, 9}), {}), c10::Error);
+}
+
+TEST(Matmul, OnlyTheGradientsAskedForAreComputed) {
+  BackendScope scope(MatmulBackend::onednn);
+  const auto x = torch::randn({4, 8});  // data: no gradient
+  const auto w = torch::randn({3, 8}, torch::requires_grad());
+  gpt2::linear(x, w, {}).sum().backward();
+  EXPECT_FALSE(x.grad().defined());
+  // d/dW sum(x W^T) = each row of W gets the column sums of x.
+  EXPECT_TRUE(torch::allclose(w.grad(), x.sum(0).expand({3, 8}), 1e-5, 1e-5));
+}
+
+TEST(Matmul, TiedModelTrainsTheSameOnBothBackends) {
+  const auto config = GPTConfig().n_layer(2).n_head(2).n_embd(32).vocab_size(97).block_size(16);
+  const auto idx = torch::randint(97, {3, 16}), targets = torch::randint(97, {3, 16});
+  std::vector<torch::Tensor> losses, wte_grads;
+  for (MatmulBackend backend : {MatmulBackend::torch, MatmulBackend::onednn}) {
+    BackendScope scope(backend);
+    torch::manual_seed(7);
+    GPT model(config);
+    auto loss = model(idx, targets).loss;
+    loss.backward();
+    const auto& wte = model->transformer->wte->weight;
+    ASSERT_EQ(wte.data_ptr(), model->lm_head->weight.data_ptr());
+    losses.push_back(loss.detach());
+    wte_grads.push_back(wte.grad());  // the embedding's and the head's, summed
+  }
+  EXPECT_NEAR(losses[0].item<double>(), losses[1].item<double>(), 1e-5);
+  EXPECT_TRUE(torch::allclose(wte_grads[0], wte_grads[1], 1e-4, 1e-6));
+}
+
+// The fused path against the module's torch path (scores, mask, softmax,
+// dropout, times v as four torch ops), both in one float32 module.
+struct AttentionRun {
+  torch::Tensor y, dx, dw;
+};
+
+AttentionRun attention(MatmulBackend backend, int64_t T, double dropout, bool training) {
+  BackendScope scope(backend);
+  const auto config = GPTConfig().n_layer(1).n_head(4).n_embd(64).block_size(32).dropout(dropout);
+  torch::manual_seed(3);
+  CausalSelfAttention attn(config);
+  attn->train(training);
+  const auto x = torch::randn({3, T, 64}, torch::requires_grad());
+  const auto upstream = torch::randn({3, T, 64});
+  torch::manual_seed(11);  // the dropout draws
+  const auto y = attn(x, nullptr, 0, causal_mask(T, 0, torch::kCPU));
+  (y * upstream).sum().backward();
+  return {y.detach(), x.grad(), attn->c_attn->weight.grad()};
+}
+
+TEST(Matmul, FusedAttentionMatchesTheTorchPath) {
+  for (int64_t T : {1, 5, 32}) {
+    for (double dropout : {0.0, 0.25}) {
+      const auto want = attention(MatmulBackend::torch, T, dropout, true);
+      const auto got = attention(MatmulBackend::onednn, T, dropout, true);
+      const std::string what = "T " + std::to_string(T) + " dropout " + std::to_string(dropout);
+      // Same dropout draws, so the same numbers up to float rounding.
+      expect_close(got.y, want.y.to(torch::kDouble), what + " y");
+      expect_close(got.dx, want.dx.to(torch::kDouble), what + " dx");
+      expect_close(got.dw, want.dw.to(torch::kDouble), what + " dW of c_attn");
+    }
+  }
+}
+
+TEST(Matmul, FusedAttentionIsCausalAndDropsOnlyInTraining) {
+  const auto config = GPTConfig().n_layer(1).n_head(2).n_embd(16).block_size(8).dropout(0.5);
+  BackendScope scope(MatmulBackend::onednn);
+  CausalSelfAttention attn(config);
+  attn->eval();
+  auto x = torch::randn({1, 8, 16});
+  const auto y = attn(x, nullptr, 0, causal_mask(8, 0, torch::kCPU)).detach();
+  EXPECT_TRUE(torch::equal(y, attn(x, nullptr, 0, causal_mask(8, 0, torch::kCPU))));  // no dropout
+  x.select(1, 7).add_(1.0);  // the last position changes...
+  const auto after = attn(x, nullptr, 0, causal_mask(8, 0, torch::kCPU)).detach();
+  EXPECT_TRUE(torch::allclose(after.narrow(1, 0, 7), y.narrow(1, 0, 7)));  // ...earlier ones do not see it
+  EXPECT_FALSE(torch::allclose(after.select(1, 7), y.select(1, 7)));
+}
+
+TEST(Matmul, SettingTheBackendIsCheckedAndNamed) {
+  EXPECT_STREQ(to_string(MatmulBackend::torch), "torch");
+  EXPECT_STREQ(to_string(MatmulBackend::onednn), "onednn");
+  if (!onednn_available()) {
+    EXPECT_THROW(set_matmul_backend(MatmulBackend::onednn), Error);
+  }
+}
+
+}  // namespace
+}  // namespace gpt2
