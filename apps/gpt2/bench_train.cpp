@@ -36,6 +36,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+double max_rss_bytes() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss * 1024.0;
+}
+
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Float32 FLOP/s of a 2048^2 product, median of 5: through torch::mm (the
@@ -138,6 +144,7 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const GPTConfig config = train_preset(f.preset).model;  // the real shapes, wpe included
   const int threads = f.threads > 0 ? f.threads : default_threads();
   set_compute_threads(threads);
+  const int peer_threads = f.peer_threads > 0 ? f.peer_threads : threads;
   set_matmul_backend(f.matmul == "torch" ? MatmulBackend::torch : MatmulBackend::onednn);
   const bool kept = keep_freed_memory();  // as `gpt2 train` runs
   const RuntimeInfo rt = runtime_info();
@@ -149,15 +156,15 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
     if (!core.empty() && core != "none") peers.push_back({"Python*", core, {}, {}});
   }
   Samples cpp;
+  double first_rss = 0;  // one model's, as a `gpt2 train` process holds one
   for (int r = 0; r < f.rounds; ++r) {  // alternating, so drift hits every side
     for (const auto& [phase, s] : cpp_step(config, f)) cpp[phase].push_back(s);
+    if (r == 0) first_rss = max_rss_bytes();
     for (Side& peer : peers) {
-      peer.last = peer_step(config, f, threads, peer.core);
+      peer.last = peer_step(config, f, peer_threads, peer.core);
       for (const auto& [phase, s] : peer.last.phases) peer.samples[phase].push_back(s);
     }
   }
-  struct rusage usage {};
-  ::getrusage(RUSAGE_SELF, &usage);
   const double tokens = static_cast<double>(f.batch * f.seq);
   // nanoGPT's estimate: 6 N per token for the matmuls of forward and
   // backward, plus 12 L T C for attention.
@@ -165,8 +172,8 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const double flops = tokens * (6 * n + 12.0 * config.n_layer() * f.seq * config.n_embd());
   fmt::print(out, "bench     {} preset, B {} T {}, AdamW (nanoGPT groups), median of {} steps after "
                   "{} warm-up, {} rounds\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds);
-  fmt::print(out, "threads   {} torch intra-op on every side; OpenBLAS {} threads, kernels {}\n",
-             threads, rt.blas_threads, rt.blas_core.empty() ? "?" : rt.blas_core);
+  fmt::print(out, "threads   torch intra-op: C++ {}, Python {}; OpenBLAS {} threads, kernels {}\n",
+             threads, peer_threads, rt.blas_threads, rt.blas_core.empty() ? "?" : rt.blas_core);
   fmt::print(out, "peak      float32 2048^2 product: torch::mm (BLAS) {:.1f} GFLOP/s, the model's "
                   "path ({}) {:.1f} GFLOP/s\n", blas_peak / 1e9, f.matmul, model_peak / 1e9);
   fmt::print(out, "memory    C++: {}; Python: glibc's defaults\n",
@@ -190,8 +197,9 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   }
   const double total = median(cpp["total"]);
   fmt::print(out, "C++       {:.0f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the model path's peak, "
-                  "peak RSS {:.2f} GB\n", tokens / total, flops / total / 1e9,
-             100 * flops / total / model_peak, usage.ru_maxrss * 1024.0 / 1e9);
+                  "peak RSS {:.2f} GB after the first round ({:.2f} GB after all {}: each builds "
+                  "a model)\n", tokens / total, flops / total / 1e9,
+             100 * flops / total / model_peak, first_rss / 1e9, max_rss_bytes() / 1e9, f.rounds);
   for (const Side& peer : peers) {
     const double p = median(peer.samples.at("total"));
     fmt::print(out, "{:<9} {:.0f} tokens/s, peak RSS {:.2f} GB; C++ step time / its step time = "
@@ -215,9 +223,11 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
   t->add_option("--rounds", f->rounds, "Alternating rounds")->check(CLI::Range(1, 20))
       ->capture_default_str();
   t->add_option("--threads", f->threads,
-                 "torch intra-op threads on every side (0: as the gpt2 command, all cores or "
-                 "OMP_NUM_THREADS)")->check(CLI::Range(0, 256))->capture_default_str();
+                 "torch intra-op threads (0: as the gpt2 command, all cores or OMP_NUM_THREADS)")->check(CLI::Range(0, 256))->capture_default_str();
   f->matmul = to_string(matmul_backend());
+  t->add_option("--peer-threads", f->peer_threads,
+                 "The Python side's torch intra-op threads (0: as --threads)")
+      ->check(CLI::Range(0, 256))->capture_default_str();
   t->add_option("--matmul", f->matmul, "The C++ side's float32 products")
       ->check(CLI::IsMember({"onednn", "torch"}))->capture_default_str();
   t->add_option("--peer-blas-core", f->peer_blas_core,

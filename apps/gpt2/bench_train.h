@@ -23,6 +23,8 @@ struct BenchTrainFlags {
   /// torch intra-op threads on both sides; 0: default_threads(), as the
   /// gpt2 command runs.
   int threads = 0;
+  /// The peer's torch intra-op threads; 0: the same as the C++ side's.
+  int peer_threads = 0;
   /// The C++ side's matrix products: "onednn" or "torch" (gpt2/model/matmul.h).
   std::string matmul = "onednn";
   /// A second Python run with OPENBLAS_CORETYPE set to this: "auto" picks
