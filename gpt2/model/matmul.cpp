@@ -91,17 +91,20 @@ bool onednn_can_take(const Tensor& x, const Tensor& w, const Tensor& b) {
 
 }  // namespace
 
+#ifdef GPT2_WITH_ONEDNN
 void detail::sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                    Matrix a, Matrix b, float beta, float* c, int64_t ldc) {
-#ifndef GPT2_WITH_ONEDNN
-  throw Error("oneDNN sgemm called in a build without oneDNN");  // onednn_takes() is false there
-#else
   const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K,
                                           alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
   TORCH_CHECK(status == dnnl_success, "oneDNN sgemm failed with status ", int(status), " for M ",
               M, " N ", N, " K ", K);
-#endif
 }
+#else
+void detail::sgemm(bool, bool, int64_t, int64_t, int64_t, float, Matrix, Matrix, float, float*,
+                   int64_t) {
+  throw Error("oneDNN sgemm called in a build without oneDNN");  // onednn_takes() is false there
+}
+#endif
 
 bool detail::onednn_takes(const at::Tensor& t) {
   return backend.load(std::memory_order_relaxed) == MatmulBackend::onednn && t.numel() > 0 &&
