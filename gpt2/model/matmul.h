@@ -10,6 +10,10 @@
 /// The results agree with torch's to float rounding; only the summation order
 /// differs. Export is unaffected: the TorchScript program is written, not
 /// traced, and uses torch's own ops.
+///
+/// The products run on torch's intra-op threads (oneDNN and torch share one
+/// OpenMP pool): at::set_num_threads(n) sets them. The gpt2 command uses all
+/// cores; an app that links the library chooses its own.
 
 #include <torch/types.h>
 
