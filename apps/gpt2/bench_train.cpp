@@ -223,7 +223,8 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
   t->add_option("--rounds", f->rounds, "Alternating rounds")->check(CLI::Range(1, 20))
       ->capture_default_str();
   t->add_option("--threads", f->threads,
-                 "torch intra-op threads (0: as the gpt2 command, all cores or OMP_NUM_THREADS)")->check(CLI::Range(0, 256))->capture_default_str();
+                 "torch intra-op threads (0: as the gpt2 command: OMP_NUM_THREADS, else the usable cores)")
+      ->check(CLI::Range(0, 256))->capture_default_str();
   f->matmul = to_string(matmul_backend());
   t->add_option("--peer-threads", f->peer_threads,
                  "The Python side's torch intra-op threads (0: as --threads)")

@@ -17,7 +17,6 @@
 #include "apps/gpt2/train_presets.h"
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
-#include "gpt2/model/matmul.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/loop.h"
 
@@ -118,9 +117,7 @@ std::vector<StudyRun> run_train_study(const TrainStudyFlags& f, std::ostream& ou
   fmt::print(out, "runs      schemes N = 2L, N = L, none at lr {}: {} runs of {} steps on {} ({} "
              "ids), seed {}\n", fmt::join(lrs, ", "), lrs.size() * 3, f.steps, data,
              meta.vocab_size, f.seed);
-  fmt::print(out, "runtime   BLAS {} ({} kernels), {} threads; products {}; torch intra-op "
-                  "threads {}\n", rt.blas_kind, rt.blas_core.empty() ? "?" : rt.blas_core,
-             rt.blas_threads, to_string(matmul_backend()), rt.torch_threads);
+  fmt::print(out, "runtime   {}\n", runtime_line(rt));
   out.flush();
   std::vector<StudyRun> runs;
   const std::string scratch = f.out + "/init_train_scratch.pt";

@@ -2,7 +2,9 @@
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <malloc.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,6 +12,8 @@
 
 #include <filesystem>
 #include <fstream>
+
+#include "gpt2/model/matmul.h"
 
 namespace gpt2 {
 namespace {
@@ -74,7 +78,11 @@ int default_threads(int64_t local_world_size) {
     const int n = std::atoi(omp);
     if (n > 0) return n;
   }
-  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const int64_t cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                            ? CPU_COUNT(&allowed)
+                            : std::max(1u, std::thread::hardware_concurrency());
   return static_cast<int>(std::max<int64_t>(1, cores / std::max<int64_t>(1, local_world_size)));
 }
 
@@ -90,6 +98,12 @@ void set_compute_threads(int threads) {
   if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
     fn(threads);
   }
+}
+
+std::string runtime_line(const RuntimeInfo& info) {
+  return fmt::format("BLAS {} ({} kernels), {} threads; products {}; torch intra-op threads {}",
+                     info.blas_kind, info.blas_core.empty() ? "?" : info.blas_core,
+                     info.blas_threads, to_string(matmul_backend()), info.torch_threads);
 }
 
 }  // namespace gpt2

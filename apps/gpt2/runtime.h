@@ -39,13 +39,19 @@ bool keep_freed_memory();
 /// OpenBLAS kernels this CPU can run that beat the ones OpenBLAS picked, or
 /// "" when it picked well. Debian 12's OpenBLAS 0.3.21 does not know some
 /// newer Xeons (this project's machine among them) and falls back to its SSE3
-/// "Prescott" kernels, about 5x slower than "SkylakeX" there (measured with
-/// `gpt2 bench train`). OPENBLAS_CORETYPE=<name> makes a process use them.
+/// "Prescott" kernels: 2048^2 products ran about 5x slower than with
+/// "SkylakeX" there, and the peer's 124M forward in `gpt2 bench train` 4x.
+/// OPENBLAS_CORETYPE=<name> makes a process use them.
 std::string better_blas_core(const RuntimeInfo& info);
 
 /// Threads for each of `local_world_size` processes on this machine:
-/// OMP_NUM_THREADS when set, else the cores shared out.
+/// OMP_NUM_THREADS when set, else the cores this process may run on
+/// (its affinity mask: `taskset -c 0` gives 1) shared out, at least 1.
 int default_threads(int64_t local_world_size = 1);
+
+/// `BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn; torch
+/// intra-op threads 2`: the runtime line of train and init-study train.
+std::string runtime_line(const RuntimeInfo& info);
 
 /// Sets torch's intra-op pool and OpenBLAS's own pool (which
 /// at::set_num_threads does not reach) to `threads` each.

@@ -20,7 +20,6 @@
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
 #include "gpt2/io/checkpoint.h"
-#include "gpt2/model/matmul.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/loop.h"
 #include "gpt2/train/train_log.h"
@@ -127,9 +126,7 @@ int run_train(const TrainFlags& flags) {
   fmt::print(out, "model     {} parameters (tied matrix once); {} tokens per step{}\n",
              t.model->num_parameters(), world * tokens,
              world > 1 ? fmt::format(" ({} per rank)", tokens) : "");
-  fmt::print(out, "runtime   BLAS {} ({} kernels), {} threads; products {}; torch intra-op "
-                  "threads {}\n", rt.blas_kind, rt.blas_core.empty() ? "?" : rt.blas_core,
-             rt.blas_threads, to_string(matmul_backend()), rt.torch_threads);
+  fmt::print(out, "runtime   {}\n", runtime_line(rt));
   fmt::print(out, "run       steps {} to {}; checkpoint {}, log {}\n", t.steps_done() + 1,
              o.max_steps(), ckpt, log_path);
   std::fflush(stdout);

@@ -1,8 +1,14 @@
 #include "apps/gpt2/runtime.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <torch/types.h>
 #include <torch/utils.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "gpt2/model/matmul.h"
 
 namespace gpt2 {
 namespace {
@@ -16,6 +22,43 @@ TEST(Runtime, ReportsTheLoadedBlas) {
   EXPECT_EQ(info.blas_kind, "OpenBLAS") << info.blas_library;
   EXPECT_GE(info.blas_threads, 1);
   EXPECT_GE(info.torch_threads, 1);
+}
+
+// Threads follow the cores this process may use, not the machine's: with the
+// affinity mask cut to one CPU, one thread (hardware_concurrency() says 2).
+TEST(Runtime, DefaultThreadsFollowTheAffinityMaskAndOmpNumThreads) {
+  ASSERT_EQ(std::getenv("OMP_NUM_THREADS"), nullptr) << "run without OMP_NUM_THREADS";
+  cpu_set_t saved;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof saved, &saved), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &saved)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  const int on_one = default_threads();
+  const int two_ranks = default_threads(2);
+  ::setenv("OMP_NUM_THREADS", "3", 1);
+  const int from_env = default_threads(2);
+  ::unsetenv("OMP_NUM_THREADS");
+  ASSERT_EQ(::sched_setaffinity(0, sizeof saved, &saved), 0);
+  EXPECT_EQ(on_one, 1);
+  EXPECT_EQ(two_ranks, 1);  // never 0
+  EXPECT_EQ(from_env, 3);
+  EXPECT_EQ(default_threads(), CPU_COUNT(&saved));
+}
+
+TEST(Runtime, RuntimeLineNamesKernelsAndProducts) {
+  RuntimeInfo info;
+  info.blas_kind = "OpenBLAS";
+  info.blas_core = "Prescott";
+  info.blas_threads = 2;
+  info.torch_threads = 2;
+  EXPECT_EQ(runtime_line(info), std::string("BLAS OpenBLAS (Prescott kernels), 2 threads; products ") +
+                                    to_string(matmul_backend()) + "; torch intra-op threads 2");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // oneDNN's float32 GEMM as the model's products call it (internal to
-// gpt2/model; built only with GPT2_WITH_ONEDNN).
+// gpt2/model). Without GPT2_WITH_ONEDNN, onednn_takes() is always false and
+// sgemm() throws.
 
 #include <ATen/core/Tensor.h>
 
@@ -16,7 +17,8 @@ struct Matrix {
 
 /// Row-major C (M, N) = alpha op(A) op(B) + beta C, where op transposes when
 /// asked. Runs on the calling OpenMP team: all of torch's intra-op threads
-/// outside a parallel region, one thread inside at::parallel_for.
+/// outside a parallel region, one thread inside at::parallel_for (oneDNN
+/// does not nest: inside a parallel region it counts one thread).
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, Matrix a,
            Matrix b, float beta, float* c, int64_t ldc);
 
