@@ -23,6 +23,7 @@ endfunction()
 # gpt2::<name>, headers installed under include/gpt2/<name>/.
 #   gpt2_add_layer(<name> SOURCES ... HEADERS ... [PUBLIC ...] [PRIVATE ...]
 #                  [MAY_INCLUDE <layer> ...])
+# HEADERS are the public (installed) ones; the others are the layer's own.
 # MAY_INCLUDE lists the other layers whose headers this one's files may
 # include; any other `#include "gpt2/<folder>/..."` or `"apps/..."` fails the
 # configure step, so the arrows between layers are checked by the build.
@@ -38,12 +39,15 @@ function(gpt2_add_layer name)
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${target} PUBLIC ${L_PUBLIC} PRIVATE ${L_PRIVATE})
   gpt2_use_warnings(${target})
-  install(FILES ${L_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpt2/${name})
   install(TARGETS ${target} EXPORT gpt2Targets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  # Installed where the sources include them from: gpt2/model/kernels/matmul.h
+  # goes to include/gpt2/model/kernels/.
   foreach(header IN LISTS L_HEADERS)
     file(RELATIVE_PATH path ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${header})
+    get_filename_component(folder ${path} DIRECTORY)
+    install(FILES ${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${folder})
     set_property(GLOBAL APPEND PROPERTY GPT2_PUBLIC_HEADERS ${path})
   endforeach()
 

@@ -2,7 +2,16 @@
 # Installs whatever of the build's Debian 12 packages is missing (as root, or
 # through sudo), then configures and builds into build/. A second run finds
 # everything installed and only rebuilds what changed.
+#
+#   sh cmake/setup.sh        the library and the gpt2 command (the demo's needs)
+#   sh cmake/setup.sh all    everything: also the tests, the header check, helpers
 set -eu
+
+case "${1:-}" in
+  "") targets="--target gpt2_cli" ;;
+  all) targets="" ;;
+  *) echo "usage: sh cmake/setup.sh [all]" >&2; exit 2 ;;
+esac
 
 packages="cmake ninja-build g++ libtorch-dev libfmt-dev libgtest-dev libgmock-dev
 libcli11-dev libopenblas0-pthread python3-torch libpcre2-dev nlohmann-json3-dev libssl-dev
@@ -23,4 +32,4 @@ fi
 
 cd "$(dirname "$0")/.."
 cmake --preset default >/dev/null
-cmake --build --preset default
+cmake --build --preset default $targets

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "gpt2/error.h"
-#include "gpt2/io/atomic_file.h"
+#include "gpt2/file/atomic_file.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/export.h"
 

@@ -7,7 +7,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "apps/gpt2/model_flags.h"
+#include "apps/gpt2/common/model_flags.h"
 
 namespace gpt2::app {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "apps/gpt2/model_flags.h"
+#include "apps/gpt2/common/model_flags.h"
 #include "gpt2/generate/sampling.h"
 
 namespace gpt2::app {

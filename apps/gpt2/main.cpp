@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "apps/gpt2/bench_command.h"
+#include "apps/gpt2/bench/bench_command.h"
 #include "apps/gpt2/convert_command.h"
 #include "apps/gpt2/export_command.h"
 #include "apps/gpt2/generate_command.h"
-#include "apps/gpt2/init_study.h"
-#include "apps/gpt2/inspect.h"
-#include "apps/gpt2/plot_command.h"
+#include "apps/gpt2/init_study/init_study_command.h"
+#include "apps/gpt2/inspect/inspect_command.h"
+#include "apps/gpt2/plot/plot_command.h"
 #include "apps/gpt2/prepare_command.h"
-#include "apps/gpt2/runtime.h"
-#include "apps/gpt2/train_command.h"
+#include "apps/gpt2/common/runtime.h"
+#include "apps/gpt2/train/train_command.h"
 #include "apps/gpt2/tokenize_command.h"
 #include "gpt2/error.h"
 
@@ -45,7 +45,7 @@ void refuse_flags_as_values(CLI::App& app) {
 int main(int argc, char** argv) {
   // All cores in torch's pool (OMP_NUM_THREADS when set): the model's matrix
   // products run there (gpt2/model/matmul.h), as do its elementwise ops.
-  gpt2::set_compute_threads(gpt2::default_threads());
+  gpt2::app::set_compute_threads(gpt2::app::default_threads());
   CLI::App app{"gpt2: GPT-2 in LibTorch, laid out like nanoGPT"};
   app.require_subcommand(1);
   int rc = 0;

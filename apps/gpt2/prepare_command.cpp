@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -19,17 +18,6 @@ int run_prepare(const PrepareFlags& flags, std::ostream& out) {
   fmt::print(out, "tokenizer {} ({} ids{})\n", meta.tokenizer, meta.vocab_size,
              meta.tokenizer == "char" ? ", the text's own characters" : "");
   return 0;
-}
-
-std::string prepare_shipped_corpus(const std::string& dir, const std::string& tokenizer,
-                                   std::ostream& out) {
-  if (std::filesystem::exists(dir + "/meta.json") && read_dataset_meta(dir).tokenizer == tokenizer) {
-    return dir;
-  }
-  const DatasetMeta m = prepare_dataset({GPT2_SHIPPED_CORPUS}, dir, tokenizer);
-  fmt::print(out, "prepared  {} -> {} ({}, {} ids): train {} tokens, val {}\n",
-             GPT2_SHIPPED_CORPUS, dir, tokenizer, m.vocab_size, m.train_tokens, m.val_tokens);
-  return dir;
 }
 
 void add_prepare_command(CLI::App& app, int* rc) {

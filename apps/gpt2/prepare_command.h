@@ -25,12 +25,6 @@ struct PrepareFlags {
 /// Prepares the data and prints what it wrote. Returns 0; bad input throws gpt2::Error.
 int run_prepare(const PrepareFlags& flags, std::ostream& out);
 
-/// The shipped corpus (tiny Shakespeare) prepared with `tokenizer` into
-/// `dir`: prepared and reported on `out` the first time, reused while
-/// DIR/meta.json names the same tokenizer. Returns `dir`.
-std::string prepare_shipped_corpus(const std::string& dir, const std::string& tokenizer,
-                                   std::ostream& out);
-
 /// Registers `prepare` on `app`; its callback stores the exit code in `*rc`.
 void add_prepare_command(CLI::App& app, int* rc);
 

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "gpt2/error.h"
-#include "gpt2/io/atomic_file.h"
+#include "gpt2/file/read_file.h"
 #include "gpt2/text/tokenizer.h"
 
 namespace gpt2::app {
@@ -22,14 +22,7 @@ namespace {
 
 std::string read_all(const std::string& path, std::istream& in) {
   if (path == "-") return std::string(std::istreambuf_iterator<char>(in), {});
-  require_regular_file(path);
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream bytes;
-  if (file) bytes << file.rdbuf();
-  if (!file || file.bad()) {
-    throw FileError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  }
-  return bytes.str();
+  return read_file(path);
 }
 
 std::vector<int32_t> parse_ids(const std::string& text) {

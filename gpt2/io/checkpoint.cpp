@@ -12,11 +12,13 @@
 #include <string_view>
 #include <vector>
 
-#include "gpt2/io/atomic_file.h"
+#include "gpt2/file/atomic_file.h"
+#include "gpt2/file/read_file.h"
 #include "gpt2/io/checksum.h"
-#include "gpt2/io/detail/checkpoint_fields.h"
-#include "gpt2/io/detail/mapped_file.h"
-#include "gpt2/io/detail/torch_archive.h"
+#include "gpt2/io/checkpoint/checkpoint_fields.h"
+#include "gpt2/io/checkpoint/optimizer_state.h"
+#include "gpt2/file/mapped_file.h"
+#include "gpt2/io/checkpoint/torch_archive.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/error.h"
 
@@ -241,11 +243,9 @@ Checkpoint::Checkpoint(GPT model) : model(std::move(model)) {
 
 Checkpoint load_checkpoint(const std::string& path) { return from_parsed(parse(path), path); }
 
-namespace detail {
-Checkpoint load_checkpoint(const std::string& path, std::string_view bytes) {
-  return from_parsed(parse(path, bytes), path);
+Checkpoint load_checkpoint_bytes(std::string_view bytes, const std::string& name) {
+  return from_parsed(parse(name, bytes), name);
 }
-}  // namespace detail
 
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
   const Parsed p = parse(path);

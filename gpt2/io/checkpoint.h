@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpt2/model/config.h"
@@ -72,6 +73,11 @@ void save_checkpoint(const std::string& path, const GPTImpl& model,
 /// not fit its own config. float16/bfloat16 weights are converted to
 /// float32 and NaN or infinite weights are named, both in `notes`.
 Checkpoint load_checkpoint(const std::string& path);
+
+/// load_checkpoint of an archive already in memory (`bytes`, which need not
+/// outlive the call), through the same gate; `name` stands for the path in
+/// messages. The fuzzer's entry point, and an app's that reads its own way.
+Checkpoint load_checkpoint_bytes(std::string_view bytes, const std::string& name);
 
 /// The config stored in `path`.
 GPTConfig read_checkpoint_config(const std::string& path);

@@ -5,7 +5,7 @@
 #include <memory>
 #include <ostream>
 
-#include "gpt2/io/atomic_file.h"
+#include "gpt2/file/atomic_file.h"
 
 namespace gpt2 {
 namespace {

@@ -9,8 +9,9 @@
 #include <sstream>
 
 #include "gpt2/error.h"
-#include "gpt2/io/atomic_file.h"
-#include "gpt2/io/detail/import.h"
+#include "gpt2/file/atomic_file.h"
+#include "gpt2/file/read_file.h"
+#include "gpt2/io/import.h"
 
 namespace gpt2 {
 namespace {
@@ -143,13 +144,14 @@ std::optional<GPTConfig> infer_config(const StateDict& sd, const HfConfig& hf,
   return c;
 }
 
+// config.json is a few hundred bytes; a far larger one is not GPT-2's.
+constexpr uint64_t kMaxConfigBytes = 16u << 20;
+
+// The text of `path`, or "" when nothing is there.
 std::string read_text(const std::string& path) {
-  if (!fs::exists(path)) return "";
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!in && !in.eof()) throw FileError(fmt::format("cannot read '{}'", path));
-  return s.str();
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return "";
+  return read_file(path, "config", kMaxConfigBytes);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "gpt2/error.h"
-#include "gpt2/io/detail/import.h"
+#include "gpt2/io/import.h"
 
 namespace gpt2::detail {
 

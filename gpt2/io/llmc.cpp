@@ -5,9 +5,9 @@
 #include <cstring>
 
 #include "gpt2/error.h"
-#include "gpt2/io/atomic_file.h"
-#include "gpt2/io/detail/import.h"
-#include "gpt2/io/detail/mapped_file.h"
+#include "gpt2/file/atomic_file.h"
+#include "gpt2/io/import.h"
+#include "gpt2/file/mapped_file.h"
 
 namespace gpt2 {
 namespace {

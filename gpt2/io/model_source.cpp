@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "gpt2/error.h"
-#include "gpt2/io/atomic_file.h"
+#include "gpt2/file/read_file.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/hf_gpt2.h"
 

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "gpt2/error.h"
-#include "gpt2/io/atomic_file.h"
-#include "gpt2/io/detail/mapped_file.h"
+#include "gpt2/file/atomic_file.h"
+#include "gpt2/file/mapped_file.h"
 
 namespace gpt2 {
 namespace {

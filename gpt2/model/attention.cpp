@@ -4,7 +4,8 @@
 #include <limits>
 #include <tuple>
 
-#include "gpt2/model/matmul.h"
+#include "gpt2/model/kernels/fused_attention.h"
+#include "gpt2/model/kernels/matmul.h"
 
 namespace gpt2 {
 

@@ -5,7 +5,7 @@
 #include "gpt2/model/config.h"
 
 #include "gpt2/model/defer_init.h"
-#include "gpt2/model/matmul.h"
+#include "gpt2/model/kernels/matmul.h"
 
 namespace gpt2 {
 

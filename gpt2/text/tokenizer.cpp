@@ -7,10 +7,10 @@
 #include <utility>
 
 #include "gpt2/error.h"
-#include "gpt2/text/bpe.h"
-#include "gpt2/text/bpe_files.h"
-#include "gpt2/text/pretokenizer.h"
-#include "gpt2/text/vocab.h"
+#include "gpt2/text/detail/bpe.h"
+#include "gpt2/text/detail/bpe_files.h"
+#include "gpt2/text/detail/pretokenizer.h"
+#include "gpt2/text/detail/vocab.h"
 
 namespace gpt2 {
 

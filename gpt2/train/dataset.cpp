@@ -11,18 +11,13 @@
 #include <sstream>
 
 #include "gpt2/error.h"
-#include "gpt2/io/atomic_file.h"
+#include "gpt2/file/atomic_file.h"
+#include "gpt2/file/read_file.h"
 #include "gpt2/text/char_tokenizer.h"
 #include "gpt2/text/tokenizer.h"
 
 namespace gpt2 {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FileError(fmt::format("cannot read input '{}'", path));
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 void write_file(const std::string& path, const char* data, size_t bytes) {
   write_atomically(path, [&](const std::string& tmp) {
@@ -55,7 +50,7 @@ DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::s
     throw InputError(fmt::format("the val fraction must be in (0, 1), got {}", val_fraction));
   }
   std::string text;
-  for (const auto& path : inputs) text += read_file(path);
+  for (const auto& path : inputs) text += read_file(path, "input");
   if (text.empty()) {
     throw InputError(fmt::format("no text to prepare: the input ({}) is empty",
                                  inputs.empty() ? "no files" : fmt::format("'{}'", fmt::join(inputs, "', '"))));

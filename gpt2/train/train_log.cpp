@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "gpt2/error.h"
-#include "gpt2/io/atomic_file.h"
+#include "gpt2/file/atomic_file.h"
 
 namespace gpt2 {
 namespace {

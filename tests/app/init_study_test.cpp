@@ -1,4 +1,4 @@
-#include "apps/gpt2/init_study.h"
+#include "apps/gpt2/init_study/sweep.h"
 
 #include <gtest/gtest.h>
 

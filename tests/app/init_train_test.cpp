@@ -2,7 +2,7 @@
 // files it writes, the loss at init, divergence, and that its N = 2L run is
 // a plain training run of the library's default model.
 
-#include "apps/gpt2/init_train.h"
+#include "apps/gpt2/init_study/train_study.h"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,9 @@
 #include <limits>
 #include <sstream>
 
-#include "apps/gpt2/init_study.h"
-#include "apps/gpt2/init_train_report.h"
-#include "apps/gpt2/train_presets.h"
+#include "apps/gpt2/init_study/study_types.h"
+#include "apps/gpt2/init_study/train_study_report.h"
+#include "apps/gpt2/common/train_presets.h"
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/train/dataset.h"

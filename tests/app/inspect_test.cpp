@@ -1,4 +1,4 @@
-#include "apps/gpt2/inspect.h"
+#include "apps/gpt2/inspect/inspect_command.h"
 
 #include <gtest/gtest.h>
 #include <torch/types.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "apps/gpt2/export_command.h"
-#include "apps/gpt2/init_table.h"
+#include "apps/gpt2/inspect/init_table.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"

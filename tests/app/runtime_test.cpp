@@ -1,4 +1,4 @@
-#include "apps/gpt2/runtime.h"
+#include "apps/gpt2/common/runtime.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "gpt2/model/matmul.h"
+#include "gpt2/model/kernels/matmul.h"
 
-namespace gpt2 {
+namespace gpt2::app {
 namespace {
 
 // The set-up installs OpenBLAS; LibTorch must have loaded it, not the
@@ -62,4 +62,4 @@ TEST(Runtime, RuntimeLineNamesKernelsAndProducts) {
 }
 
 }  // namespace
-}  // namespace gpt2
+}  // namespace gpt2::app

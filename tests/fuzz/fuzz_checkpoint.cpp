@@ -8,11 +8,11 @@
 #include <cstdint>
 
 #include "gpt2/error.h"
-#include "gpt2/io/detail/checkpoint_fields.h"
+#include "gpt2/io/checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    gpt2::detail::load_checkpoint("fuzz", {reinterpret_cast<const char*>(data), size});
+    gpt2::load_checkpoint_bytes({reinterpret_cast<const char*>(data), size}, "fuzz");
   } catch (const gpt2::Error& e) {
     if (std::getenv("GPT2_FUZZ_VERBOSE")) std::fprintf(stderr, "typed error: %s\n", e.what());
   }

@@ -1,4 +1,4 @@
-#include "gpt2/io/atomic_file.h"
+#include "gpt2/file/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/io/checkpoint.h"
-#include "gpt2/io/detail/fd_streambuf.h"
+#include "gpt2/file/fd_streambuf.h"
 #include "gpt2/io/export.h"
 #include "test_util.h"
 

@@ -13,8 +13,8 @@
 #include "gpt2/error.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/checksum.h"
-#include "gpt2/io/detail/pickle.h"
-#include "gpt2/io/detail/zip_reader.h"
+#include "gpt2/io/checkpoint/pickle.h"
+#include "gpt2/io/checkpoint/zip_reader.h"
 #include "io/io_test_util.h"
 #include "test_util.h"
 

@@ -14,8 +14,8 @@
 #include <fstream>
 #include <limits>
 
-#include "gpt2/io/atomic_file.h"
-#include "gpt2/io/detail/atomic_write_fault.h"
+#include "gpt2/file/atomic_file.h"
+#include "gpt2/file/atomic_write_fault.h"
 #include "gpt2/error.h"
 #include "gpt2/train/optim.h"
 #include "test_util.h"

@@ -5,7 +5,7 @@
 #include <torch/serialize/output-archive.h>
 
 #include "gpt2/io/checkpoint.h"
-#include "gpt2/io/detail/checkpoint_fields.h"
+#include "gpt2/io/checkpoint/checkpoint_fields.h"
 #include "io/io_test_util.h"
 #include "test_util.h"
 

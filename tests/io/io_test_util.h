@@ -14,7 +14,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/io/checksum.h"
-#include "gpt2/io/detail/zip_reader.h"
+#include "gpt2/io/checkpoint/zip_reader.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2::testing {

@@ -1,4 +1,4 @@
-#include "gpt2/model/matmul.h"
+#include "gpt2/model/kernels/matmul.h"
 
 #include <gtest/gtest.h>
 #include <torch/autograd.h>

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "gpt2/text/bpe.h"
-#include "gpt2/text/byte_level.h"
-#include "gpt2/text/vocab.h"
+#include "gpt2/text/detail/bpe.h"
+#include "gpt2/text/detail/byte_level.h"
+#include "gpt2/text/detail/vocab.h"
 #include "test_support.h"
 
 namespace gpt2 {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "gpt2/error.h"
-#include "gpt2/text/bpe_files.h"
+#include "gpt2/text/detail/bpe_files.h"
 #include "test_support.h"
 
 namespace gpt2 {
@@ -99,8 +99,8 @@ TEST(BpeFiles, DirectoryInPlaceOfFileErrorNamesThePath) {
   const std::string message = file_error([&] {
     Tokenizer::from_files(dir.path(), test::bpe_dir() / "vocab.bpe");
   });
-  EXPECT_EQ(message, "cannot read GPT-2 BPE file " + dir.path().string() +
-                         ": Is a directory");
+  EXPECT_EQ(message, "cannot read GPT-2 BPE file '" + dir.path().string() +
+                         "': it is a folder, not a regular file");
 }
 
 TEST(BpeFiles, DamagedEncoderJsonErrorNamesFileAndBothHashes) {

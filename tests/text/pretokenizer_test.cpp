@@ -9,7 +9,7 @@
 
 #include <sstream>
 
-#include "gpt2/text/pretokenizer.h"
+#include "gpt2/text/detail/pretokenizer.h"
 #include "test_support.h"
 
 namespace gpt2 {

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "apps/gpt2/launch.h"
+#include "apps/gpt2/train/launch.h"
 #include "gpt2/train/distributed.h"
 #include "gpt2/train/token_loader.h"
 

@@ -1,0 +1,109 @@
+#include "apps/gpt2/common/runtime.h"
+
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <malloc.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gpt2/model/kernels/matmul.h"
+
+namespace gpt2::app {
+namespace {
+
+std::string loaded_blas_path() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    const std::string name = std::filesystem::path(path).filename().string();
+    if (name.rfind("libblas", 0) == 0 || name.rfind("libopenblas", 0) == 0 ||
+        name.rfind("libmkl_rt", 0) == 0 || name.rfind("libblis", 0) == 0) {
+      std::error_code ec;
+      auto real = std::filesystem::canonical(path, ec);
+      return ec ? path : real.string();
+    }
+  }
+  return "unknown";
+}
+
+std::string kind_of(const std::string& path) {
+  if (path.find("openblas") != std::string::npos) return "OpenBLAS";
+  if (path.find("mkl") != std::string::npos) return "MKL";
+  if (path.find("blis") != std::string::npos) return "BLIS";
+  if (path.find("/blas/") != std::string::npos) return "reference";
+  return "unknown";
+}
+
+}  // namespace
+
+RuntimeInfo runtime_info() {
+  RuntimeInfo info;
+  info.blas_library = loaded_blas_path();
+  info.blas_kind = kind_of(info.blas_library);
+  using GetThreads = int (*)();
+  if (auto fn = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))) {
+    info.blas_threads = fn();
+  }
+  using GetCore = char* (*)();
+  if (auto fn = reinterpret_cast<GetCore>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
+    info.blas_core = fn();
+  }
+  info.torch_threads = at::get_num_threads();
+  return info;
+}
+
+std::string better_blas_core(const RuntimeInfo& info) {
+  // OpenBLAS's generic x86-64 fallbacks, before AVX.
+  const bool generic = info.blas_core == "Prescott" || info.blas_core == "Core2" ||
+                       info.blas_core == "Nehalem" || info.blas_core == "Penryn";
+  if (!generic) return "";
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
+  if (__builtin_cpu_supports("avx2")) return "Haswell";
+  return "";
+}
+
+int default_threads(int64_t local_world_size) {
+  if (const char* omp = std::getenv("OMP_NUM_THREADS")) {
+    const int n = std::atoi(omp);
+    if (n > 0) return n;
+  }
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const int64_t cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                            ? CPU_COUNT(&allowed)
+                            : std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::max<int64_t>(1, cores / std::max<int64_t>(1, local_world_size)));
+}
+
+bool keep_freed_memory() {
+  if (std::getenv("MALLOC_MMAP_MAX_") || std::getenv("MALLOC_TRIM_THRESHOLD_")) return false;
+  // No block gets its own mapping, and the heap's top is never given back.
+  return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1;
+}
+
+void set_compute_threads(int threads) {
+  at::set_num_threads(threads);
+  using SetThreads = void (*)(int);
+  if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    fn(threads);
+  }
+}
+
+std::string runtime_line(const RuntimeInfo& info) {
+  return fmt::format("BLAS {} ({} kernels), {} threads; products {}; torch intra-op threads {}",
+                     info.blas_kind, info.blas_core.empty() ? "?" : info.blas_core,
+                     info.blas_threads, to_string(matmul_backend()), info.torch_threads);
+}
+
+}  // namespace gpt2::app

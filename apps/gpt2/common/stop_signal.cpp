@@ -1,0 +1,35 @@
+#include "apps/gpt2/common/stop_signal.h"
+
+namespace gpt2::app {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+
+}  // namespace
+
+SignalScope::SignalScope(void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
+}
+
+SignalScope::~SignalScope() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+// The flag is cleared before the handler goes in.
+StopOnSignal::StopOnSignal() : scope_((g_stop = false, on_stop_signal)) {}
+
+const std::atomic<bool>* StopOnSignal::stop() const { return &g_stop; }
+
+}  // namespace gpt2::app

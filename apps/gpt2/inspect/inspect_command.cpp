@@ -1,0 +1,123 @@
+#include "apps/gpt2/inspect/inspect_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "apps/gpt2/inspect/init_table.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/io/state_dict.h"
+#include "gpt2/model/gpt.h"
+#include "apps/gpt2/common/runtime.h"
+
+namespace gpt2::app {
+namespace {
+
+std::string thousands(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+bool print_init_table(const GPTImpl& model, std::ostream& out) {
+  const GPTConfig& c = model.config;
+  fmt::print(out, "init      scheme {} (N = {}), std {}, wpe std {}, seed {}\n",
+             to_string(c.init().residual()), c.residual_count(), c.init().std(),
+             c.init().wpe_std(), c.init().seed() ? std::to_string(*c.init().seed()) : "none");
+  fmt::print(out, "  {:<20} {:>7} {:>12} {:>14} {:>14} {:>11} {:>9}  {}\n", "group", "tensors",
+             "elements", "expected", "measured std", "worst err", "tolerance", "");
+  bool ok = true;
+  for (const InitRow& row : init_table(model)) {
+    const std::string expected = row.expected_std > 0
+                                     ? fmt::format("N(0, {:.6f}²)", row.expected_std)
+                                     : fmt::format("= {}", row.expected_mean);
+    fmt::print(out, "  {:<20} {:>7} {:>12} {:>14} {:>14.7f} {:>11.2e} {:>9.2e}  {}\n", row.group,
+               row.tensors, thousands(row.elements), expected, row.measured_std, row.worst,
+               row.tolerance, row.ok ? "ok" : "FAIL");
+    ok = ok && row.ok;
+  }
+  return ok;
+}
+
+bool print_tie(const GPTImpl& model, std::ostream& out) {
+  const void* head = model.lm_head->weight.data_ptr();
+  const void* wte = model.transformer->wte->weight.data_ptr();
+  const bool tied = head == wte && model.lm_head->weight.is_same(model.transformer->wte->weight);
+  fmt::print(out, "tie       lm_head.weight         data_ptr {}\n", head);
+  fmt::print(out, "          transformer.wte.weight data_ptr {}  {}\n", wte,
+             tied ? "same tensor: ok" : "DIFFERENT: FAIL");
+  return tied;
+}
+
+}  // namespace
+
+int report(const GPTImpl& model, std::ostream& out) {
+  fmt::print(out, "config    {}\n", to_string(model.config));
+  const int64_t unique = model.num_parameters();
+  const int64_t tied = model.lm_head->weight.numel();
+  fmt::print(out, "params    {} unique ({} non-embedding); {} if the tie were broken\n",
+             thousands(unique), thousands(model.num_parameters(true)), thousands(unique + tied));
+  const RuntimeInfo rt = runtime_info();
+  fmt::print(out, "runtime   BLAS {} ({}), {} threads; torch intra-op threads {}\n", rt.blas_kind,
+             rt.blas_library, rt.blas_threads > 0 ? std::to_string(rt.blas_threads) : "?",
+             rt.torch_threads);
+  const bool init_ok = print_init_table(model, out);
+  const bool tie_ok = print_tie(model, out);
+  const bool ok = init_ok && tie_ok;
+  fmt::print(out, "result    {}\n", ok ? "all checks passed" : "SOME CHECKS FAILED");
+  return ok ? 0 : 1;
+}
+
+int run_inspect(const InspectFlags& flags, std::ostream& out) {
+  if (!flags.checkpoint.empty()) {
+    const Checkpoint c = load_checkpoint(flags.checkpoint);
+    fmt::print(out, "loaded    {} (trained {} steps)\n", flags.checkpoint, c.step);
+    for (const auto& note : c.notes) fmt::print(out, "note      {}\n", note);
+    const bool tied = print_tie(*c.model, out);
+    const auto nonfinite = nonfinite_report(*c.model);
+    if (nonfinite.empty()) {
+      fmt::print(out, "values    every weight finite: ok\n");
+    } else {
+      for (const auto& line : nonfinite) fmt::print(out, "values    {}: FAIL\n", line);
+    }
+    fmt::print(out, "fresh     the init checks below run on a new model of the checkpoint's config\n");
+    const int rc = report(*GPT(c.model->config), out);
+    return tied && nonfinite.empty() ? rc : 1;
+  }
+  const GPTConfig config = flags.model.config();
+  const auto start = std::chrono::steady_clock::now();
+  GPT model(config);
+  const double build_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print(out, "build     {:.2f} s to construct and initialize\n", build_s);
+  if (!flags.save_path.empty()) {
+    save_checkpoint(flags.save_path, *model);
+    fmt::print(out, "saved     {} (checkpoint; Python: torch.jit.load(path).state_dict())\n",
+               flags.save_path);
+  }
+  return report(*model, out);
+}
+
+void add_inspect_command(CLI::App& app, int* rc) {
+  auto flags = std::make_shared<InspectFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Build a model; print config, parameter counts, BLAS, init table and tie check");
+  const auto model_options = flags->model.add_to(*cmd);
+  CLI::Option* save = cmd->add_option(
+      "--save", flags->save_path, "Write the model as a checkpoint to this path (replaced atomically)");
+  CLI::Option* checkpoint = cmd->add_option(
+      "--checkpoint", flags->checkpoint,
+      "Inspect this checkpoint: its tie, and the init checks on a fresh model of its config");
+  checkpoint->check(CLI::ExistingFile)->excludes(save);
+  for (CLI::Option* option : model_options) checkpoint->excludes(option);
+  cmd->callback([flags, rc] { *rc = run_inspect(*flags, std::cout); });
+}
+
+}  // namespace gpt2::app

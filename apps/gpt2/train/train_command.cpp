@@ -1,0 +1,219 @@
+#include "apps/gpt2/train/train_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "apps/gpt2/train/launch.h"
+#include "apps/gpt2/plot/loss_plot.h"
+#include "apps/gpt2/common/progress.h"
+#include "apps/gpt2/common/runtime.h"
+#include "apps/gpt2/common/stop_signal.h"
+#include "apps/gpt2/common/train_presets.h"
+#include "apps/gpt2/train/train_ranks.h"
+#include "gpt2/error.h"
+#include "gpt2/generate/generate.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/train/dataset.h"
+#include "gpt2/train/loop.h"
+#include "gpt2/train/train_log.h"
+
+namespace gpt2::app {
+namespace {
+
+TrainOptions with_overrides(TrainOptions o, const TrainFlags& flags) {
+  for (const auto& [key, text] : flags.train_overrides) {
+    std::string flag = key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    set_train_field(o, key, text, "--" + flag);
+  }
+  o.validate();
+  return o;
+}
+
+// The data folder: --data, or the shipped corpus prepared once into OUT
+// (by each machine's local rank 0 while its other ranks wait).
+std::string data_dir(const TrainFlags& flags, const std::string& tokenizer, DataParallel* dp) {
+  if (!flags.data.empty()) return flags.data;
+  const std::string dir = flags.out + "/data-" + tokenizer;
+  const bool preparer = !dp || dp->env().local_rank == 0;
+  if (preparer && !(std::filesystem::exists(dir + "/meta.json") &&
+                    read_dataset_meta(dir).tokenizer == tokenizer)) {
+    const DatasetMeta m = prepare_dataset({GPT2_SHIPPED_CORPUS}, dir, tokenizer);
+    fmt::print("prepared  {} -> {} ({}, {} ids): train {} tokens, val {}\n", GPT2_SHIPPED_CORPUS,
+               dir, tokenizer, m.vocab_size, m.train_tokens, m.val_tokens);
+  }
+  if (dp) dp->any(false);  // a barrier: the data is there after it
+  return dir;
+}
+
+std::string duration(double s) {
+  return s >= 60 ? fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60)
+                 : fmt::format("{:.1f}s", s);
+}
+
+}  // namespace
+
+int run_train(const TrainFlags& flags) {
+  keep_freed_memory();
+  if (!(flags.dist_timeout > 0 && flags.dist_timeout <= 1e6)) {
+    throw ConfigError(
+        fmt::format("--dist-timeout must be in (0, 1e6] seconds, got {}", flags.dist_timeout));
+  }
+  const DistEnv env = read_dist_env();
+  if (flags.nproc > 1 && env.distributed()) {
+    throw ConfigError(fmt::format("--nproc {} starts its own workers, but this process is already "
+                                  "rank {} of {} (WORLD_SIZE is set by a launcher); drop one",
+                                  flags.nproc, env.rank, env.world_size));
+  }
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.dist_timeout * 1e3));
+  if (flags.nproc > 1) {
+    return launch_local_workers(flags.nproc, without_nproc(own_command_line()), timeout);
+  }
+  const std::shared_ptr<DataParallel> dp = join_run(env, timeout);
+  // Rank 0 alone writes files and tells the story; the others print their
+  // start and end lines and errors.
+  const bool lead = !dp || dp->rank() == 0;
+  std::FILE* out = lead ? stdout : null_sink();
+  if (lead) std::filesystem::create_directories(flags.out);
+  const std::string ckpt = flags.out + "/ckpt.pt", log_path = flags.out + "/log.csv";
+  const TrainPreset preset = train_preset(flags.model.preset);
+  std::unique_ptr<Trainer> trainer;
+  if (flags.resume) {
+    if (!std::filesystem::exists(ckpt)) {
+      throw FileError(fmt::format("nothing to resume: no checkpoint '{}'", ckpt));
+    }
+    Checkpoint c = load_checkpoint(ckpt);
+    const TrainRecord record = parse_train_record(c.extra, ckpt);
+    trainer = std::make_unique<Trainer>(c.model, with_overrides(record.options, flags),
+                                        flags.data.empty() ? record.data_dir : flags.data, dp);
+    trainer->restore(c, ckpt);
+    fmt::print(out, "resumed   {} at step {}\n", ckpt, c.step);
+  } else {
+    const std::string data = data_dir(flags, preset.tokenizer, dp.get());
+    const DatasetMeta meta = read_dataset_meta(data);
+    GPTConfig config = flags.model.config_from(preset.model);
+    if (!flags.model.has("vocab_size")) config.vocab_size(meta.vocab_size);
+    if (config.vocab_size() < meta.vocab_size) {
+      throw ConfigError(fmt::format("--vocab-size {} is smaller than the data's {} ids ({})",
+                                    config.vocab_size(), meta.vocab_size, data));
+    }
+    config.validate();
+    TrainOptions options = preset.train;
+    options.seed(config.init().seed().value_or(options.seed()));
+    if (std::filesystem::exists(ckpt)) {
+      fmt::print(out, "fresh     replacing {} (continue a run with --resume)\n", ckpt);
+    }
+    trainer = std::make_unique<Trainer>(GPT(config), with_overrides(options, flags), data, dp);
+  }
+  Trainer& t = *trainer;
+  const TrainOptions& o = t.options();
+  const GPTConfig& config = t.model->config;
+  const DatasetMeta meta = read_dataset_meta(t.data_dir());
+  const RuntimeInfo rt = runtime_info();
+  const int64_t world = dp ? dp->world_size() : 1;
+  fmt::print(out, "config    {}\n", to_string(config));
+  fmt::print(out, "training  {}\n", to_string(o));
+  fmt::print(out, "data      {} ({} tokenizer, {} ids): train {} tokens, val {}\n", t.data_dir(),
+             meta.tokenizer, meta.vocab_size, meta.train_tokens, meta.val_tokens);
+  const int64_t tokens = o.tokens_per_step(config.block_size());
+  fmt::print(out, "model     {} parameters (tied matrix once); {} tokens per step{}\n",
+             t.model->num_parameters(), world * tokens,
+             world > 1 ? fmt::format(" ({} per rank)", tokens) : "");
+  fmt::print(out, "runtime   {}\n", runtime_line(rt));
+  fmt::print(out, "run       steps {} to {}; checkpoint {}, log {}\n", t.steps_done() + 1,
+             o.max_steps(), ckpt, log_path);
+  std::fflush(stdout);
+
+  if (!flags.nan_steps.empty()) {
+    t.loss_hook = [steps = flags.nan_steps](int64_t step, const torch::Tensor& loss) {
+      const bool hit = std::find(steps.begin(), steps.end(), step + 1) != steps.end();
+      return hit ? loss * std::numeric_limits<double>::quiet_NaN() : loss;
+    };
+  }
+  std::optional<TrainLog> log;
+  if (lead) log.emplace(log_path, flags.resume ? std::optional<int64_t>(t.steps_done()) : std::nullopt);
+  Progress progress(out, lead && ::isatty(STDOUT_FILENO) != 0, o.max_steps(), t.steps_done(),
+                    std::max<int64_t>(1, o.max_steps() / 30));
+  RunHooks hooks;
+  hooks.on_step = [&](const StepResult& r) { if (log) log->step(r); progress.step(r); };
+  hooks.on_eval = [&](int64_t step, double val, bool best) { if (log) log->eval(step, val); progress.eval(step, val, best); };
+  hooks.on_checkpoint = [&](int64_t step, const std::string& p, double s) { progress.checkpoint(step, p, s); };
+  StopOnSignal stop_on_signal;
+  const auto start = std::chrono::steady_clock::now();
+  const RunEnd end = run_training(t, ckpt, hooks, stop_on_signal.stop());
+  progress.finish();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  print_rank_end(*t.model, dp.get(), seconds);
+  if (end == RunEnd::kDiverged) {
+    if (lead) fmt::print(stderr, "gpt2: error: {} non-finite steps in a row up to step {}; stopped without "
+               "saving, so {} is still the last good checkpoint\n", o.max_skips(), t.steps_done(), ckpt);
+    return kDivergedExitCode;
+  }
+  if (!lead) return 0;
+  const std::string plot = flags.out + "/loss.svg";
+  plot_losses(read_log(log_path), plot, fmt::format("{} on {}", flags.model.preset, t.data_dir()));
+  fmt::print("done      steps {} in {}; best val loss {:.4f} at step {}; plot {}\n", t.steps_done(),
+             duration(seconds), t.best_val_loss(), t.best_val_step(), plot);
+  if (end == RunEnd::kStopped) {
+    fmt::print("stopped   by a signal after step {}; checkpoint {} holds it. Resume with:\n"
+               "          gpt2 train --out {} --resume\n", t.steps_done(), ckpt, flags.out);
+    return 0;
+  }
+  const int64_t n = flags.sample_tokens >= 0 ? flags.sample_tokens : preset.sample_tokens;
+  if (n > 0) {
+    // nanoGPT's sample.py settings; the text is streamed as it is sampled
+    // (a GPT-2 token may end mid-character, so BPE text is printed whole).
+    const TextCodec codec = text_codec(meta);
+    const auto options = SamplingOptions().max_new_tokens(n).temperature(0.8).top_k(200).seed(o.seed());
+    fmt::print("sample    {} tokens, temperature 0.8, top-k 200, from \"{}\":\n", n,
+               meta.tokenizer == "char" ? "\\n" : "<|endoftext|>");
+    const bool stream = meta.tokenizer == "char";
+    const auto ids = generate(*t.model, {{codec.start_token}}, options, [&](size_t, int64_t id) {
+      if (stream) fmt::print("{}", codec.decode({static_cast<int32_t>(id)}));
+      std::fflush(stdout);
+    });
+    if (!stream) fmt::print("{}", codec.decode(std::vector<int32_t>(ids[0].begin(), ids[0].end())));
+    fmt::print("\n");
+  }
+  return 0;
+}
+
+void add_train_command(CLI::App& app, int* rc) {
+  auto flags = std::make_shared<TrainFlags>();
+  CLI::App* cmd = app.add_subcommand("train", "Train a model (nanoGPT's recipe); see the README");
+  flags->model.preset = "nano";
+  flags->model.preset_choices = train_preset_names();
+  const auto model_options = flags->model.add_to(*cmd);
+  cmd->add_option("--data", flags->data, "Prepared data folder (default: the shipped corpus)");
+  cmd->add_option("--out", flags->out, "Folder for ckpt.pt, log.csv, loss.svg")->capture_default_str();
+  CLI::Option* resume = cmd->add_flag("--resume", flags->resume, "Continue OUT/ckpt.pt");
+  for (CLI::Option* option : model_options) resume->excludes(option);
+  cmd->add_option("--sample-tokens", flags->sample_tokens, "Tokens sampled after training");
+  for (const auto& [field, text] : train_field_texts(TrainOptions())) {
+    if (!field.flag) continue;
+    const std::string key = field.key;
+    cmd->add_option_function<std::string>(
+           fmt::format("--{}", field.flag),
+           [flags, key](const std::string& v) { flags->train_overrides.emplace_back(key, v); },
+           fmt::format("{} (default: the preset's)", field.help))
+        ->type_name("VALUE")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  cmd->add_option("--nproc", flags->nproc, "Data-parallel: start N local workers (torchrun's way)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--dist-timeout", flags->dist_timeout,
+                  "Data-parallel: seconds to wait for the other ranks to join and at each collective")
+      ->capture_default_str();
+  cmd->add_option("--inject-nan-at", flags->nan_steps, "Testing: make these steps' loss NaN")
+      ->group("");
+  cmd->callback([flags, rc] { *rc = run_train(*flags); });
+}
+
+}  // namespace gpt2::app

@@ -1,0 +1,199 @@
+#include "gpt2/file/atomic_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+
+#include "gpt2/error.h"
+#include "gpt2/file/atomic_write_fault.h"
+#include "gpt2/file/fd_streambuf.h"
+#include "gpt2/file/read_file.h"
+#include "gpt2/file/remove_on_signal.h"
+
+namespace gpt2 {
+namespace detail {
+std::function<void(std::string_view step)> atomic_write_fault;
+}  // namespace detail
+
+namespace {
+
+void step_done(std::string_view step) {
+  if (detail::atomic_write_fault) detail::atomic_write_fault(step);
+}
+
+void fsync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("open {}: {}", path, std::strerror(errno)));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw std::runtime_error(fmt::format("fsync {}: {}", path, std::strerror(err)));
+}
+
+// Creates a new, empty file beside `target` and returns its path. open()
+// applies the umask to mode 0666, as for any new file; an existing target's
+// permissions are carried over, so replacing a 0600 file keeps it 0600.
+std::string create_temporary(const std::filesystem::path& target,
+                             const std::filesystem::path& folder) {
+  static std::atomic<unsigned> counter{0};
+  struct stat existing {};
+  const bool replace = ::stat(target.c_str(), &existing) == 0;
+  for (int attempt = 0;; ++attempt) {
+    const std::string tmp =
+        (folder / fmt::format(".{}.tmp-{}-{}", target.filename().string(), ::getpid(), counter++))
+            .string();
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST && attempt < 100) continue;
+    if (fd < 0) {
+      throw FileError(fmt::format("cannot write '{}': cannot create a temporary file in '{}': {}",
+                                  target.string(), folder.string(), std::strerror(errno)));
+    }
+    const bool mode_ok = !replace || ::fchmod(fd, existing.st_mode & 07777) == 0;
+    const int err = errno;
+    ::close(fd);
+    if (!mode_ok) {
+      ::unlink(tmp.c_str());
+      throw FileError(fmt::format("cannot write '{}': cannot set the mode of '{}': {}",
+                                  target.string(), tmp, std::strerror(err)));
+    }
+    return tmp;
+  }
+}
+
+std::string reason(int err) { return errno_text(err); }
+
+// The file to replace: `path`, or what a symbolic link there points to.
+// Throws FileError for anything but a regular file or nothing.
+std::filesystem::path resolve_target(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return path;
+    throw FileError(fmt::format("cannot write '{}': {}", path, reason(errno)));
+  }
+  std::filesystem::path target(path);
+  if (S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    target = std::filesystem::weakly_canonical(path, ec);
+    if (ec) {
+      throw FileError(fmt::format("cannot write '{}': cannot resolve the symbolic link: {}", path,
+                                  ec.message()));
+    }
+    if (::stat(target.c_str(), &st) != 0) return target;  // a link to a file yet to exist
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw FileError(fmt::format("cannot write '{}': it is {}; refusing to replace it", path,
+                                file_kind(st.st_mode)));
+  }
+  return target;
+}
+
+// Removes `.<name>.tmp-<pid>-<n>` files of processes that no longer exist.
+void remove_stale_temporaries(const std::filesystem::path& target,
+                              const std::filesystem::path& folder) {
+  const std::string prefix = fmt::format(".{}.tmp-", target.filename().string());
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
+// Runs `write` on a fresh temporary file beside `path` and renames it over
+// the target; see write_atomically.
+void replace(const std::string& path, const std::function<void(const std::string&)>& write) {
+  const std::filesystem::path target = resolve_target(path);
+  std::filesystem::path folder = target.parent_path();
+  if (folder.empty()) folder = ".";
+  remove_stale_temporaries(target, folder);
+  // Signals wait while the file is created and its removal armed, so that
+  // none lands between the two.
+  sigset_t interrupting, previous_mask;
+  sigemptyset(&interrupting);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupting, sig);
+  ::pthread_sigmask(SIG_BLOCK, &interrupting, &previous_mask);
+  std::string tmp;
+  std::optional<detail::RemoveOnSignal> remove_on_signal;
+  try {
+    tmp = create_temporary(target, folder);
+    remove_on_signal.emplace(tmp);
+  } catch (...) {
+    ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+    throw;
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+  try {
+    write(tmp);
+    step_done("written");
+    fsync_path(tmp, O_RDONLY);
+    step_done("synced");
+    std::filesystem::rename(tmp, target);
+  } catch (const std::exception& e) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw FileError(fmt::format("cannot write '{}': {}", path, e.what()));
+  }
+  // The rename is durable once the folder's entry is; a failure here leaves
+  // the new file in place, so it is not reported as a failed write.
+  try {
+    fsync_path(folder.string(), O_RDONLY | O_DIRECTORY);
+  } catch (const std::exception&) {
+  }
+}
+
+}  // namespace
+
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string& tmp_path)>& write) {
+  replace(path, write);
+}
+
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  replace(path, [&write](const std::string& tmp) {
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error(fmt::format("open {}: {}", tmp, reason(errno)));
+    detail::FdStreambuf buffer(fd);
+    std::ostream stream(&buffer);
+    try {
+      write(stream);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    const int err = buffer.finish();
+    const int closed = ::close(fd) == 0 ? 0 : errno;
+    if (err != 0 || closed != 0) {
+      throw std::runtime_error(fmt::format("after {} bytes: {}", buffer.written(),
+                                           reason(err != 0 ? err : closed)));
+    }
+  });
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+  write_atomically(path, [bytes](std::ostream& out) {
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  });
+}
+
+}  // namespace gpt2

@@ -1,0 +1,40 @@
+#pragma once
+/// Files in and out: replacing a file so that readers see the old file or
+/// the new one, never a mix (write a temporary file in the same folder,
+/// fsync it, rename it over the target, fsync the folder). Reading is
+/// read_file.h's.
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+namespace gpt2 {
+
+/// Fills a fresh temporary file beside `path` through the stream given to
+/// `write`, then makes it `path`. The stream never fails midway: a write
+/// error (a full disk: ENOSPC) is recorded, and reported once `write`
+/// returns, so writers that cannot unwind from a short write (LibTorch's
+/// zip writer) end cleanly. If anything fails, or SIGINT / SIGTERM / SIGHUP
+/// ends the process meanwhile, the temporary file is removed and an
+/// existing `path` is untouched; FileError names `path` and the reason.
+///
+/// `path` must be a regular file or not exist: a device, FIFO, socket or
+/// folder there is refused. A symbolic link is followed: the file it points
+/// to is replaced and the link stays. Temporary files left by a killed
+/// process (SIGKILL) for the same target are removed.
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+
+/// As above for writers that open the file themselves: `write(tmp_path)`
+/// fills the temporary file. Write errors surface as that writer reports them.
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string& tmp_path)>& write);
+
+/// Whether `a` and `b` both exist and are the same file (device and inode),
+/// links and other spellings of a path included.
+bool same_file(const std::string& a, const std::string& b);
+
+/// Writes `bytes` as the whole of `path`, atomically as write_atomically.
+void write_file_atomically(const std::string& path, std::string_view bytes);
+
+}  // namespace gpt2

@@ -1,0 +1,85 @@
+#include "gpt2/file/remove_on_signal.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+namespace gpt2::detail {
+namespace {
+
+constexpr int kSlots = 16;
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr size_t kPathMax = 4096;
+
+// Read by the handler, so plain arrays and lock-free atomics only.
+char paths[kSlots][kPathMax];
+std::atomic<bool> used[kSlots];
+struct sigaction previous[sizeof(kSignals) / sizeof(kSignals[0])];
+
+std::mutex mutex;  // guards installing, restoring and claiming slots
+int active = 0;
+
+int index_of(int sig) {
+  for (int i = 0; i < static_cast<int>(sizeof(kSignals) / sizeof(kSignals[0])); ++i) {
+    if (kSignals[i] == sig) return i;
+  }
+  return -1;
+}
+
+void on_signal(int sig, siginfo_t* info, void* context) {
+  const int i = index_of(sig);
+  if (i < 0) return;
+  const struct sigaction& prev = previous[i];
+  if (prev.sa_flags & SA_SIGINFO) {
+    prev.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (prev.sa_handler == SIG_IGN) return;
+  if (prev.sa_handler != SIG_DFL) {
+    prev.sa_handler(sig);
+    return;
+  }
+  for (int s = 0; s < kSlots; ++s) {
+    if (used[s].load()) ::unlink(paths[s]);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+}  // namespace
+
+RemoveOnSignal::RemoveOnSignal(const std::string& tmp_path) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (tmp_path.size() >= kPathMax) return;
+  for (int s = 0; s < kSlots; ++s) {
+    if (!used[s].load()) {
+      std::memcpy(paths[s], tmp_path.c_str(), tmp_path.size() + 1);
+      used[s].store(true);
+      slot_ = s;
+      break;
+    }
+  }
+  if (slot_ < 0 || active++ > 0) return;
+  struct sigaction ours {};
+  ours.sa_sigaction = on_signal;
+  ours.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  for (int i = 0; i < static_cast<int>(sizeof(kSignals) / sizeof(kSignals[0])); ++i) {
+    ::sigaction(kSignals[i], &ours, &previous[i]);
+  }
+}
+
+RemoveOnSignal::~RemoveOnSignal() {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (slot_ < 0) return;
+  used[slot_].store(false);
+  if (--active > 0) return;
+  for (int i = 0; i < static_cast<int>(sizeof(kSignals) / sizeof(kSignals[0])); ++i) {
+    ::sigaction(kSignals[i], &previous[i], nullptr);
+  }
+}
+
+}  // namespace gpt2::detail

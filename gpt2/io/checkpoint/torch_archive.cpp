@@ -1,0 +1,245 @@
+#include "gpt2/io/checkpoint/torch_archive.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/serialize/output-archive.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "gpt2/error.h"
+
+namespace gpt2::detail {
+namespace {
+
+using Kind = PValue::Kind;
+
+// The records every archive of this LibTorch has with fixed bytes (version,
+// constants.pkl, the .debug_pkl of a class without methods), taken from an
+// archive LibTorch writes here, so they are what this library's writer emits.
+struct Reference {
+  std::string version, constants, debug_pkl;
+};
+const Reference& reference() {
+  static const Reference ref = [] {
+    torch::serialize::OutputArchive archive;
+    archive.write("x", c10::IValue(int64_t{0}));
+    std::ostringstream out;
+    archive.save_to(out);
+    const std::string bytes = out.str();
+    ZipReader zip(bytes, "LibTorch's own archive");
+    auto read = [&](const char* name) { return zip.read(*zip.find(std::string("archive/") + name)); };
+    return Reference{read("version"), read("constants.pkl"), read("code/__torch__.py.debug_pkl")};
+  }();
+  return ref;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// "__torch__/___torch_mangle_3.py" -> "__torch__.___torch_mangle_3.Module"; "" if not a class file.
+std::string class_of_code_record(std::string_view file) {
+  constexpr std::string_view kMangled = "__torch__/___torch_mangle_";
+  if (file == "__torch__.py") return "__torch__.Module";
+  if (file.substr(0, kMangled.size()) != kMangled || file.size() < 3 ||
+      file.substr(file.size() - 3) != ".py" ||
+      !all_digits(file.substr(kMangled.size(), file.size() - kMangled.size() - 3))) {
+    return {};
+  }
+  return fmt::format("__torch__.{}.Module", file.substr(10, file.size() - 13));
+}
+
+// a * b, or -1 if either is negative or the product overflows int64.
+int64_t mul(int64_t a, int64_t b) {
+  int64_t out;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &out)) return -1;
+  return out;
+}
+
+}  // namespace
+
+void TorchArchive::fail(const std::string& rule) const {
+  throw FormatError(fmt::format("'{}' is not a checkpoint archive this library reads: {}", path_,
+                                rule));
+}
+
+TorchArchive::TorchArchive(std::string_view bytes, const std::string& path)
+    : path_(path), zip_(bytes, path, /*verify_crcs=*/false) {
+  const auto& records = zip_.records();
+  if (records.empty()) fail("the zip archive is empty");
+  prefix_ = records.front().name.substr(0, records.front().name.find('/') + 1);
+  if (prefix_.size() < 2) fail(fmt::format("record '{}' is not in a folder", records.front().name));
+  const auto* data = zip_.find(prefix_ + "data.pkl");
+  const auto* constants = zip_.find(prefix_ + "constants.pkl");
+  if (data && !constants && !zip_.find(prefix_ + "code/__torch__.py")) {
+    throw FormatError(fmt::format(
+        "'{}' is a PyTorch pickle archive (Python's torch.save: data.pkl without constants.pkl "
+        "or code/), not a gpt2 checkpoint; expected a TorchScript archive written by "
+        "gpt2::save_checkpoint. Convert the state dict to safetensors and use gpt2 convert",
+        path));
+  }
+  if (!data || !constants) fail("it has no data.pkl or no constants.pkl");
+  const Reference& ref = reference();
+  std::map<std::string, std::string> code;  // class -> record name
+  for (const auto& r : records) {
+    if (r.name.compare(0, prefix_.size(), prefix_) != 0) {
+      fail(fmt::format("record '{}' is outside the archive folder '{}'", r.name, prefix_));
+    }
+    const std::string_view rest = std::string_view(r.name).substr(prefix_.size());
+    if (!zip_.crc_ok(r)) {
+      if (rest.substr(0, 5) != "data/") fail(fmt::format("record '{}' fails its CRC-32", r.name));
+      damaged_.emplace(rest.substr(5));
+    }
+    const auto fixed = [&](const std::string& want) {
+      if (zip_.read(r) != want) fail(fmt::format("record '{}' differs from LibTorch's", r.name));
+    };
+    if (rest == "version") {
+      fixed(ref.version);
+    } else if (rest == "constants.pkl") {
+      fixed(ref.constants);
+    } else if (rest == "data.pkl" || (rest.substr(0, 5) == "data/" && all_digits(rest.substr(5)))) {
+    } else if (rest.substr(0, 5) == "code/" && rest.size() > 15 &&
+               rest.substr(rest.size() - 10) == ".debug_pkl" &&
+               !class_of_code_record(rest.substr(5, rest.size() - 15)).empty()) {
+      fixed(ref.debug_pkl);
+      if (!zip_.find(r.name.substr(0, r.name.size() - 10))) fail(r.name + " has no code record");
+    } else if (rest.substr(0, 5) == "code/" && !class_of_code_record(rest.substr(5)).empty()) {
+      const std::string text = zip_.read(r);
+      try {
+        ArchiveClass c = parse_archive_class(text);
+        if (print_archive_class(c) != text) throw std::runtime_error("it is not in LibTorch's form");
+        classes_[class_of_code_record(rest.substr(5))] = std::move(c);
+      } catch (const std::runtime_error& e) {
+        fail(fmt::format("code record '{}': {}", r.name, e.what()));
+      }
+      if (!zip_.find(r.name + ".debug_pkl")) fail(r.name + " has no .debug_pkl record");
+    } else {
+      fail(fmt::format("unexpected record '{}'", r.name));
+    }
+  }
+  root_ = read_pickle(zip_.read(*data), path_, "data.pkl");
+  if (root_->kind != Kind::kObject) fail("data.pkl does not hold an archive object");
+  check_object(*root_, "the archive");
+  for (const auto& [name, c] : classes_) {
+    if (!class_uses_[name]) fail(fmt::format("class {} is used by no object", name));
+  }
+  for (const auto& r : records) {
+    const std::string_view rest = std::string_view(r.name).substr(prefix_.size());
+    if (rest.substr(0, 5) == "data/" && !storages_.count(std::string(rest.substr(5)))) {
+      fail(fmt::format("record '{}' is used by no tensor", r.name));
+    }
+  }
+}
+
+void TorchArchive::check_object(const PValue& object, const std::string& where) {
+  const auto c = classes_.find(object.s);
+  if (c == classes_.end()) fail(fmt::format("{} is of class {}, which has no code record", where, object.s));
+  if (class_uses_[object.s]++) fail(fmt::format("class {} is used twice", object.s));
+  const auto& attrs = c->second.attributes;
+  if (attrs.size() != object.entries.size()) {
+    fail(fmt::format("{} has {} attributes, its class {} declares {}", where, object.entries.size(),
+                     object.s, attrs.size()));
+  }
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    const auto& [name, value] = object.entries[i];
+    if (name != attrs[i].first) {
+      fail(fmt::format("{} attribute {} is '{}', its class declares '{}'", where, i, name,
+                       attrs[i].first));
+    }
+    check_value(*value, attrs[i].second, where + "." + name);
+  }
+  for (const auto* list : {&c->second.parameters, &c->second.buffers}) {
+    for (const auto& p : *list) {
+      if (object.get(p)->kind != Kind::kTensor) fail(fmt::format("{}.{} is not a tensor", where, p));
+    }
+  }
+}
+
+void TorchArchive::check_value(const PValue& v, const std::string& type, const std::string& where) {
+  const auto expect = [&](bool ok) {
+    if (!ok) fail(fmt::format("{} is a {}, its class declares {}", where, v.describe(), type));
+  };
+  if (type == "Tensor") {
+    expect(v.kind == Kind::kTensor);
+    check_tensor(*v.tensor, where);
+  } else if (type == "int") {
+    expect(v.kind == Kind::kInt);
+  } else if (type == "float") {
+    expect(v.kind == Kind::kFloat);
+  } else if (type == "bool") {
+    expect(v.kind == Kind::kBool);
+  } else if (type == "str") {
+    expect(v.kind == Kind::kString);
+  } else if (type == "Dict[str, int]" || type == "Dict[str, float]" || type == "Dict[str, str]") {
+    expect(v.kind == Kind::kDict && v.type_tag == type);
+    const std::string value_type = type.substr(10, type.size() - 11);
+    for (const auto& [key, value] : v.entries) check_value(*value, value_type, where + "[" + key + "]");
+  } else if (type == "Tuple[float, float]") {
+    expect(v.kind == Kind::kTuple && v.items.size() == 2);
+    for (const auto& item : v.items) check_value(*item, "float", where);
+  } else if (classes_.count(type)) {
+    expect(v.kind == Kind::kObject && v.s == type);
+    check_object(v, where);
+  } else {
+    fail(fmt::format("{} has type {}, which this library never writes", where, type));
+  }
+}
+
+void TorchArchive::check_tensor(const PickledTensor& t, const std::string& where) {
+  const ZipRecord* record = zip_.find(prefix_ + "data/" + t.storage_key);
+  if (!record) fail(fmt::format("{}: its storage record data/{} is missing", where, t.storage_key));
+  const int64_t element = static_cast<int64_t>(c10::elementSize(t.dtype));
+  const int64_t bytes = mul(t.storage_numel, element);
+  if (record->method != 0 || bytes < 0 || static_cast<uint64_t>(bytes) != record->size) {
+    fail(fmt::format("{}: storage data/{} holds {} bytes, not {} {} elements of {} bytes (stored)",
+                     where, t.storage_key, record->size, t.storage_numel, c10::toString(t.dtype), element));
+  }
+  auto [first, fresh] = storages_.emplace(t.storage_key, &t);
+  if (!fresh && (first->second->dtype != t.dtype || first->second->storage_numel != t.storage_numel)) {
+    fail(fmt::format("{}: storage data/{} is described two ways", where, t.storage_key));
+  }
+  int64_t numel = 1, last = t.offset;  // highest element index the view touches
+  for (size_t d = 0; d < t.sizes.size(); ++d) {
+    numel = mul(numel, t.sizes[d]);
+    const int64_t reach = mul(t.sizes[d] > 0 ? t.sizes[d] - 1 : 0, t.strides[d]);
+    if (numel < 0 || reach < 0 || __builtin_add_overflow(last, reach, &last)) numel = -1;
+    if (numel < 0) break;
+  }
+  if (t.offset < 0 || numel < 0 || (numel > 0 && last >= t.storage_numel)) {
+    fail(fmt::format("{}: the view (offset {}, sizes [{}], strides [{}]) does not fit its "
+                     "storage of {} elements", where, t.offset, fmt::join(t.sizes, ", "),
+                     fmt::join(t.strides, ", "), t.storage_numel));
+  }
+}
+
+std::vector<std::pair<std::string, const PickledTensor*>> TorchArchive::named_parameters() const {
+  std::vector<std::pair<std::string, const PickledTensor*>> out;
+  collect(*root_, "", out);
+  return out;
+}
+
+void TorchArchive::collect(const PValue& object, const std::string& prefix,
+                           std::vector<std::pair<std::string, const PickledTensor*>>& out) const {
+  const ArchiveClass& c = classes_.at(object.s);
+  for (const auto& [name, value] : object.entries) {
+    if (value->kind == Kind::kObject) {
+      collect(*value, prefix + name + ".", out);
+    } else if (std::find(c.parameters.begin(), c.parameters.end(), name) != c.parameters.end()) {
+      out.emplace_back(prefix + name, value->tensor.get());
+    }
+  }
+}
+
+torch::Tensor TorchArchive::tensor(const PickledTensor& t) const {
+  auto& storage = loaded_[t.storage_key];
+  if (!storage.defined()) {
+    const std::string_view bytes = zip_.stored(*zip_.find(prefix_ + "data/" + t.storage_key));
+    storage = torch::empty({t.storage_numel}, torch::TensorOptions().dtype(t.dtype));
+    if (!bytes.empty()) std::memcpy(storage.data_ptr(), bytes.data(), bytes.size());
+  }
+  return storage.as_strided(t.sizes, t.strides, t.offset);
+}
+
+}  // namespace gpt2::detail

@@ -1,0 +1,67 @@
+#pragma once
+// The validating gate in front of LibTorch's archive loader: a TorchScript
+// zip archive as torch::serialize::OutputArchive writes it, checked whole
+// before anything else reads it. Zip structure (ZipReader); the record set
+// (version, constants.pkl, data.pkl, one code/ class per archive level with
+// its .debug_pkl, data/N storages, nothing else); each code record exactly
+// as LibTorch prints an archive class (parsed, printed again and compared
+// byte for byte, attribute types from a short list); data.pkl through the
+// restricted pickle reader, every object's attributes matching its class
+// in order and type; each tensor's view inside its storage record, whose
+// size is numel x element size. Checkpoint tensors are then read from the
+// records here, without torch::jit::load; the one archive still handed to
+// LibTorch (the optimizer state) passes this gate first.
+
+#include <torch/types.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpt2/io/checkpoint/archive_class.h"
+#include "gpt2/io/checkpoint/pickle.h"
+#include "gpt2/io/checkpoint/zip_reader.h"
+
+namespace gpt2::detail {
+
+/// A validated archive over `bytes` (which must outlive it).
+class TorchArchive {
+ public:
+  /// Checks everything listed above; FormatError naming `path` and the rule.
+  /// A Python torch.save file gets a message saying so.
+  TorchArchive(std::string_view bytes, const std::string& path);
+
+  /// data.pkl's root object.
+  const PValue& root() const { return *root_; }
+  /// Every parameter (per the classes' __parameters__), by dotted name.
+  std::vector<std::pair<std::string, const PickledTensor*>> named_parameters() const;
+  /// The tensor `t` describes, copied out of its record (views of one
+  /// storage share memory, as the writer's tied tensors did).
+  torch::Tensor tensor(const PickledTensor& t) const;
+  /// Whether `t`'s storage record fails its zip CRC-32 (the caller names
+  /// the tensor; every other record's CRC is checked at construction).
+  bool damaged(const PickledTensor& t) const { return damaged_.count(t.storage_key) > 0; }
+
+ private:
+  [[noreturn]] void fail(const std::string& rule) const;
+  void check_object(const PValue& object, const std::string& where);
+  void check_value(const PValue& v, const std::string& type, const std::string& where);
+  void check_tensor(const PickledTensor& t, const std::string& where);
+  void collect(const PValue& object, const std::string& prefix,
+               std::vector<std::pair<std::string, const PickledTensor*>>& out) const;
+
+  std::string path_;
+  ZipReader zip_;
+  std::string prefix_;  // "archive/"
+  std::map<std::string, ArchiveClass> classes_;  // by "__torch__.___torch_mangle_3.Module"
+  std::map<std::string, int> class_uses_;
+  std::map<std::string, const PickledTensor*> storages_;  // first view of each key
+  std::set<std::string> damaged_;  // storage keys failing their CRC
+  PValue::Ptr root_;
+  mutable std::map<std::string, torch::Tensor> loaded_;  // by storage key
+};
+
+}  // namespace gpt2::detail
