@@ -1,4 +1,5 @@
-// read_dist_env: torchrun's variables, checked before any socket is opened.
+#include "gpt2/train/dist_env.h"
+
 #include <fmt/format.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -6,8 +7,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
-
-#include "gpt2/train/distributed.h"
 
 namespace gpt2 {
 namespace {
