@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "gpt2/error.h"
 #include "gpt2/model/config.h"
 
 namespace gpt2::testing {
@@ -71,5 +73,15 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// The message of the FileError `f` throws, or "no FileError".
+inline std::string file_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const FileError& e) {
+    return e.what();
+  }
+  return "no FileError";
+}
 
 }  // namespace gpt2::testing

@@ -2,10 +2,16 @@
 
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
+#include <cxxabi.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <memory>
+#include <new>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "apps/gpt2/bench/bench_command.h"
@@ -22,6 +28,14 @@
 #include "gpt2/error.h"
 
 namespace {
+
+// "std::out_of_range" rather than "St12out_of_range".
+std::string demangled(const char* name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(name, nullptr, nullptr, &status),
+                                              std::free);
+  return status == 0 && text ? text.get() : name;
+}
 
 // CLI11 takes the word after an option as its value even when that word is
 // another flag, so `--n-layer --n-head 4` would end in "4 was not
@@ -77,6 +91,19 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const c10::Error& e) {
     fmt::print(stderr, "gpt2: torch error: {}\n", e.what_without_backtrace());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // Its message names the operation and the paths.
+    fmt::print(stderr, "gpt2: error: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "gpt2: error: out of memory: the input asked for more memory than this "
+                       "process could get\n");
+    return 2;
+  } catch (const std::exception& e) {
+    // Not one of the library's typed errors: a bug to report, not an abort.
+    fmt::print(stderr, "gpt2: internal error ({}): {}\n", demangled(typeid(e).name()),
+               e.what());
     return 2;
   }
   return rc;

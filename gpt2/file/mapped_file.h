@@ -11,8 +11,10 @@ namespace gpt2::detail {
 /// The bytes of a file, mapped read-only for the object's lifetime.
 class MappedFile {
  public:
-  /// Maps `path`; throws FileError naming it if it cannot be opened or mapped.
-  explicit MappedFile(const std::string& path);
+  /// Maps `path`, opened by read_file.h's rules (a regular file, never a
+  /// FIFO); throws FileError naming it (as `what`, e.g. "token file") if it
+  /// cannot be opened or mapped.
+  explicit MappedFile(const std::string& path, std::string_view what = "");
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "gpt2/error.h"
+
 namespace gpt2 {
 
 /// No limit on a file's size beyond the memory to hold it.
@@ -29,6 +31,32 @@ std::string read_file(const std::string& path, std::string_view what = "",
 /// would block a reader forever), a device, a folder or a symbolic-link
 /// loop is refused before anything tries to read it.
 void require_regular_file(const std::string& path);
+
+/// A file opened for reading by the same rules as read_file (a regular file,
+/// opened without blocking, at most `max_bytes`), for readers that map it
+/// or read it in pieces. Errors are FileError `cannot read [<what> ]'<path>':
+/// <reason>`; fail() words a reader's own problems the same way.
+class InputFile {
+ public:
+  InputFile(const std::string& path, std::string_view what = "",
+            uint64_t max_bytes = kNoSizeLimit);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  /// The open descriptor (blocking reads again), owned by this object.
+  int fd() const { return fd_; }
+  /// The file's size when it was opened.
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  /// The FileError for `reason`, worded as every error of this file.
+  FileError error(const std::string& reason) const;
+
+ private:
+  std::string path_, what_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
 
 /// "No space left on device (ENOSPC)": errno `err` as messages word it.
 std::string errno_text(int err);

@@ -10,6 +10,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/file/json.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/import.h"
 
@@ -48,7 +49,13 @@ struct HfConfig {
 HfConfig parse_config(const std::string& text, std::vector<std::string>& problems) {
   HfConfig c;
   if (text.empty()) return c;
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json j;
+  try {
+    j = detail::parse_json(text, "config.json");
+  } catch (const FormatError& e) {
+    problems.push_back(e.what());
+    return c;
+  }
   if (!j.is_object()) {
     problems.push_back("config.json is not a JSON object");
     return c;

@@ -9,6 +9,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/file/json.h"
 #include "gpt2/file/mapped_file.h"
 
 namespace gpt2 {
@@ -42,24 +43,6 @@ uint64_t read_le64(const char* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
   return v;
-}
-
-// Parses the header text, rejecting a key repeated in any object.
-json parse_json(std::string_view text, const std::string& source) {
-  std::vector<std::set<std::string>> keys;  // one set per open object
-  auto no_duplicates = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second) {
-      fail(source, fmt::format("duplicate key '{}' in the header", parsed.get<std::string>()));
-    }
-    return true;
-  };
-  try {
-    return json::parse(text.begin(), text.end(), no_duplicates);
-  } catch (const json::exception& e) {
-    fail(source, fmt::format("the header is not valid JSON: {}", e.what()));
-  }
 }
 
 Entry parse_entry(const std::string& name, const json& value, const std::string& source) {
@@ -134,7 +117,8 @@ SafetensorsContents parse_safetensors(std::string_view bytes, const std::string&
   if (text.empty() || text.front() != '{') fail(source, "the header does not begin with '{'");
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);  // padding
   if (text.back() != '}') fail(source, "the header has bytes other than spaces after its '}'");
-  const json header = parse_json(text, source);
+  const json header =
+      detail::parse_json(text, fmt::format("'{}' is not a valid safetensors file: the header", source));
   if (!header.is_object()) fail(source, "the header is not a JSON object");
 
   SafetensorsContents out;

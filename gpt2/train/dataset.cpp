@@ -12,6 +12,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/file/json.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/text/char_tokenizer.h"
 #include "gpt2/text/tokenizer.h"
@@ -108,11 +109,15 @@ DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::s
 
 DatasetMeta read_dataset_meta(const std::string& dir) {
   const std::string path = dir + "/meta.json";
-  std::ifstream in(path);
-  if (!in) throw FileError(fmt::format("cannot read '{}': prepare the data with `gpt2 prepare`", path));
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+    throw FileError(fmt::format("cannot read '{}': prepare the data with `gpt2 prepare`", path));
+  }
+  // A char alphabet is at most a few MB of JSON; anything larger is not ours.
+  const std::string text = read_file(path, "dataset metadata", 64u << 20);
   DatasetMeta meta;
   try {
-    const nlohmann::json json = nlohmann::json::parse(in);
+    const nlohmann::json json = detail::parse_json(text, fmt::format("'{}'", path));
     meta.tokenizer = json.at("tokenizer").get<std::string>();
     meta.vocab_size = json.at("vocab_size").get<int64_t>();
     meta.train_tokens = json.value("train_tokens", int64_t{0});

@@ -1,39 +1,26 @@
 #include "gpt2/train/token_loader.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <mutex>
 
 #include "gpt2/error.h"
+#include "gpt2/file/read_file.h"
 
 namespace gpt2 {
 
 TokenFile::TokenFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw FileError(fmt::format("cannot open token file '{}': {}", path, std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw FileError(fmt::format("cannot stat token file '{}': {}", path, std::strerror(err)));
-  }
-  const auto bytes = static_cast<size_t>(st.st_size);
+  const InputFile file(path, "token file");
+  const auto bytes = static_cast<size_t>(file.size());
   if (bytes == 0 || bytes % 2 != 0) {
-    ::close(fd);
     throw FileError(fmt::format("token file '{}' has {} bytes; expected a positive, even count "
                                 "(uint16 ids)", path, bytes));
   }
-  void* map = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int err = errno;
-  ::close(fd);  // the mapping keeps the file
-  if (map == MAP_FAILED) throw FileError(fmt::format("cannot map token file '{}': {}", path, std::strerror(err)));
+  void* map = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+  if (map == MAP_FAILED) throw file.error("cannot map it: " + errno_text(errno));
   data_ = static_cast<const uint16_t*>(map);
   size_ = static_cast<int64_t>(bytes / 2);
 }

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/file/read_file.h"
 
 namespace gpt2 {
 namespace {
@@ -56,7 +58,9 @@ LogRow parse_row(const std::string& text, const std::string& path, size_t line) 
 // The header and the lines of `path` whose step is <= `last_step`.
 std::string kept_lines(const std::string& path, int64_t last_step) {
   std::string kept = std::string(kLogHeader) + "\n";
-  std::ifstream in(path);
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return kept;
+  std::istringstream in(read_file(path, "log"));
   std::string line;
   size_t n = 0;
   while (std::getline(in, line)) {
@@ -102,8 +106,7 @@ void TrainLog::eval(int64_t step, double val_loss) {
 }
 
 std::vector<LogRow> read_log(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw FileError(fmt::format("cannot read log '{}'", path));
+  std::istringstream in(read_file(path, "log"));
   std::string line;
   if (!std::getline(in, line) || line != kLogHeader) {
     throw FileError(fmt::format("'{}' does not start with the header '{}'", path, kLogHeader));

@@ -6,6 +6,10 @@
 #   ckpt.pt   a valid small checkpoint      text.txt  a short text file
 #   fifo      a FIFO (reading it blocks)    loop      a symbolic link to itself
 #   ids.txt   "31373 99999"
+#   fifo.safetensors, fifo.bin   FIFOs named as weight files
+#   hf_fifo/   a Hugging Face folder whose model.safetensors is a FIFO
+#   hf_config_fifo/  one whose config.json is a FIFO (weights from ckpt.pt)
+#   data_fifo/ a prepared-data folder whose meta.json is a FIFO
 # plus every file of BAD_CHECKPOINTS (make_bad_checkpoints: half.pt, nan.pt,
 # torch_save.pt, code.pt). {empty} is an empty argument.
 # Usage: bad_input.sh GPT2 SMALL_CHECKPOINT SCRATCH_ROOT TABLE ROW_NAME BAD_CHECKPOINTS
@@ -18,7 +22,11 @@ set -- "${fields[@]:3}"
 rm -rf "$dir" && mkdir -p "$dir" || exit 99
 cp "$checkpoint" "$dir/ckpt.pt" && cp "$bad_checkpoints"/* "$dir/" && printf 'hello world' >"$dir/text.txt" &&
   printf '31373 99999' >"$dir/ids.txt" &&
-  mkfifo "$dir/fifo" && ln -s loop "$dir/loop" || exit 99
+  mkfifo "$dir/fifo" "$dir/fifo.safetensors" "$dir/fifo.bin" && ln -s loop "$dir/loop" &&
+  mkdir "$dir/hf_fifo" "$dir/hf_config_fifo" "$dir/data_fifo" && mkfifo "$dir/hf_fifo/model.safetensors" &&
+  "$gpt2" convert "$checkpoint" "$dir/hf_config_fifo/model.safetensors" >/dev/null &&
+  rm "$dir/hf_config_fifo/config.json" && mkfifo "$dir/hf_config_fifo/config.json" &&
+  mkfifo "$dir/data_fifo/meta.json" || exit 99
 snapshot() { (cd "$dir" && find . -type f -print0 | sort -z | xargs -0 sha256sum; ls -A); }
 before=$(snapshot)
 args=()

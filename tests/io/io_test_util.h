@@ -16,6 +16,7 @@
 #include "gpt2/io/checksum.h"
 #include "gpt2/io/checkpoint/zip_reader.h"
 #include "gpt2/model/gpt.h"
+#include "test_util.h"
 
 namespace gpt2::testing {
 
@@ -43,16 +44,6 @@ inline bool same_tensors(const GPTImpl& model, const std::map<std::string, torch
     if (!torch::equal(item.value(), want.at(item.key()))) return false;
   }
   return model.named_parameters().size() == want.size();
-}
-
-/// The message of the FileError `f` throws, or "no FileError".
-inline std::string file_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const FileError& e) {
-    return e.what();
-  }
-  return "no FileError";
 }
 
 /// The message of the FormatError `f` throws, or "no FormatError: ...".

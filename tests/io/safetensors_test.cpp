@@ -39,12 +39,16 @@ std::vector<Broken> broken_files() {
       {"header not an object", file_of("[1, 2]  ", ""), "the header does not begin with '{'"},
       {"bytes after the header's brace", file_of(kGood + "x", kEight), "bytes other than spaces after"},
       {"invalid JSON", file_of(R"({"w":})", ""), "the header is not valid JSON"},
+      // 200,000 nested arrays: refused at the 33rd level, before anything
+      // walks (or destroys) a structure that deep.
+      {"deep nesting", file_of("{\"w\":" + std::string(200000, '[') + "}", ""),
+       "the header nests arrays and objects deeper than 32 levels"},
       {"duplicate key", file_of(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
                                 R"("w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", kEight),
-       "duplicate key 'w'"},
+       "the header has the key 'w' twice in one object"},
       {"duplicate field in an entry",
        file_of(R"({"w":{"dtype":"F32","dtype":"F16","shape":[2],"data_offsets":[0,8]}})", kEight),
-       "duplicate key 'dtype'"},
+       "the header has the key 'dtype' twice in one object"},
       {"entry not an object", file_of(R"({"w":1})", ""), "tensor 'w': its entry is not an object"},
       {"entry without dtype", file_of(R"({"w":{"shape":[2],"data_offsets":[0,8]}})", kEight),
        "tensor 'w': its entry has no dtype"},

@@ -81,6 +81,7 @@ int run_train(const TrainFlags& flags) {
   // start and end lines and errors.
   const bool lead = !dp || dp->rank() == 0;
   std::FILE* out = lead ? stdout : null_sink();
+  if (!flags.data.empty()) read_dataset_meta(flags.data);  // bad data is refused before --out is made
   if (lead) std::filesystem::create_directories(flags.out);
   const std::string ckpt = flags.out + "/ckpt.pt", log_path = flags.out + "/log.csv";
   const TrainPreset preset = train_preset(flags.model.preset);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpt2/error.h"
+#include "gpt2/file/json.h"
 #include "gpt2/text/detail/bpe_files.h"
 #include "gpt2/text/detail/byte_level.h"
 
@@ -19,12 +20,7 @@ using IdMap = std::unordered_map<std::string_view, std::int32_t>;
 // too) from encoder.json: {"<byte symbols>": id, ...} with dense ids.
 void parse_encoder(const std::string& text, const std::string& where,
                    Vocab& vocab, IdMap& ids) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw FileError(where + " is not valid JSON: " + e.what());
-  }
+  const nlohmann::json json = detail::parse_json(text, where);
   if (!json.is_object()) throw FileError(where + " is not a JSON object");
   const auto n = static_cast<std::int64_t>(json.size());
   vocab.token_bytes.assign(json.size(), std::string());

@@ -33,15 +33,7 @@ void write_text(const std::string& path, const std::string& text) {
   write_atomically(path, [&text](std::ostream& out) { out << text; });
 }
 
-template <class F>
-std::string file_error_of(F&& f) {
-  try {
-    f();
-  } catch (const FileError& e) {
-    return e.what();
-  }
-  return "no FileError";
-}
+using testing::file_error_of;
 
 // A full disk, as the stream sees it: writes past a byte count fail with
 // ENOSPC. LibTorch's zip writer used to throw from its destructor here and
