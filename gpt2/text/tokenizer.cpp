@@ -1,10 +1,12 @@
 #include "gpt2/text/tokenizer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "gpt2/error.h"
 #include "gpt2/text/detail/bpe.h"
@@ -182,6 +184,20 @@ std::int32_t Tokenizer::eot_token() const { return impl_->vocab.eot; }
 
 std::int32_t Tokenizer::vocab_size() const {
   return static_cast<std::int32_t>(impl_->vocab.token_bytes.size());
+}
+
+std::filesystem::path default_bpe_dir() {
+  std::vector<std::pair<std::string, std::filesystem::path>> candidates;
+  if (const char* env = std::getenv("GPT2_BPE_DIR"); env && *env) {
+    candidates.emplace_back("$GPT2_BPE_DIR", env);
+  }
+#ifdef GPT2_BPE_INSTALL_DIR
+  candidates.emplace_back("install directory", GPT2_BPE_INSTALL_DIR);
+#endif
+#ifdef GPT2_BPE_SOURCE_DIR
+  candidates.emplace_back("source directory", GPT2_BPE_SOURCE_DIR);
+#endif
+  return bpe::first_bpe_dir(candidates);
 }
 
 }  // namespace gpt2

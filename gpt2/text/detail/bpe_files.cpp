@@ -3,11 +3,9 @@
 #include <openssl/evp.h>
 
 #include <cstdint>
-#include <cstdlib>
 
 #include "gpt2/error.h"
 #include "gpt2/file/read_file.h"
-#include "gpt2/text/tokenizer.h"
 
 namespace gpt2 {
 namespace bpe {
@@ -68,19 +66,4 @@ std::filesystem::path first_bpe_dir(
 }
 
 }  // namespace bpe
-
-std::filesystem::path default_bpe_dir() {
-  std::vector<std::pair<std::string, std::filesystem::path>> candidates;
-  if (const char* env = std::getenv("GPT2_BPE_DIR"); env && *env) {
-    candidates.emplace_back("$GPT2_BPE_DIR", env);
-  }
-#ifdef GPT2_BPE_INSTALL_DIR
-  candidates.emplace_back("install directory", GPT2_BPE_INSTALL_DIR);
-#endif
-#ifdef GPT2_BPE_SOURCE_DIR
-  candidates.emplace_back("source directory", GPT2_BPE_SOURCE_DIR);
-#endif
-  return bpe::first_bpe_dir(candidates);
-}
-
 }  // namespace gpt2
