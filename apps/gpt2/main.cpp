@@ -16,6 +16,7 @@
 
 #include "apps/gpt2/bench/bench_command.h"
 #include "apps/gpt2/convert_command.h"
+#include "apps/gpt2/eval_command.h"
 #include "apps/gpt2/export_command.h"
 #include "apps/gpt2/generate_command.h"
 #include "apps/gpt2/init_study/init_study_command.h"
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
   gpt2::app::add_plot_command(app, &rc);
   gpt2::app::add_init_study_command(app, &rc);
   gpt2::app::add_convert_command(app, &rc);
+  gpt2::app::add_eval_command(app, &rc);
   refuse_flags_as_values(app);
   try {
     app.parse(argc, argv);

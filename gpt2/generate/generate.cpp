@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "gpt2/error.h"
+#include "gpt2/model/eval_mode.h"
 
 namespace gpt2 {
 namespace {
@@ -24,21 +25,6 @@ void check_prompts(const std::vector<std::vector<int64_t>>& prompts, int64_t voc
     }
   }
 }
-
-// Puts the model in eval mode for the scope and restores its mode after.
-class EvalScope {
- public:
-  explicit EvalScope(GPTImpl& model) : model_(model), was_training_(model.is_training()) {
-    model_.eval();
-  }
-  ~EvalScope() { model_.train(was_training_); }
-  EvalScope(const EvalScope&) = delete;
-  EvalScope& operator=(const EvalScope&) = delete;
-
- private:
-  GPTImpl& model_;
-  bool was_training_;
-};
 
 // Generates for prompts of one length, `rows` giving each one's index in
 // the caller's list; writes into `out`.
@@ -97,7 +83,7 @@ std::vector<std::vector<int64_t>> generate(GPTImpl& model,
   validate(options);
   check_prompts(prompts, model.config.vocab_size());
   torch::NoGradGuard no_grad;
-  EvalScope eval(model);
+  EvalMode eval(model);
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(options.seed());
   std::map<size_t, std::vector<size_t>> by_length;
   for (size_t row = 0; row < prompts.size(); ++row) by_length[prompts[row].size()].push_back(row);

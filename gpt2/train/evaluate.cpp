@@ -1,0 +1,145 @@
+#include "gpt2/train/evaluate.h"
+
+#include <fmt/format.h>
+#include <torch/nn/functional/loss.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "gpt2/error.h"
+#include "gpt2/model/eval_mode.h"
+
+namespace gpt2 {
+namespace {
+
+// Eval mode and no gradients for a scope; the model's mode comes back after.
+struct Scoring {
+  explicit Scoring(GPTImpl& model) : eval(model) {}
+  EvalMode eval;
+  torch::NoGradGuard no_grad;
+};
+
+// -sum log p(targets) of logits (N, V) for targets (N). Summed in the
+// logits' float32 per call (at most a few thousand terms: about 1e-7
+// relative), then in double across calls.
+double summed_nll(const torch::Tensor& logits, const torch::Tensor& targets) {
+  namespace F = torch::nn::functional;
+  return F::cross_entropy(logits, targets,
+                          F::CrossEntropyFuncOptions().reduction(torch::kSum))
+      .item<double>();
+}
+
+// Windows per forward so that the logits stay near 16M floats (64 MB).
+int64_t default_batch(const GPTConfig& c) {
+  return std::max<int64_t>(1, (int64_t{16} << 20) / (c.block_size() * c.vocab_size()));
+}
+
+}  // namespace
+
+double TokenScore::mean_loss() const {
+  return tokens > 0 ? nll / static_cast<double>(tokens) : std::numeric_limits<double>::quiet_NaN();
+}
+
+double TokenScore::perplexity() const { return std::exp(mean_loss()); }
+
+TokenScore strided_score(GPTImpl& model, const std::vector<int32_t>& ids, int64_t stride,
+                         int64_t window) {
+  const int64_t block = model.config.block_size();
+  if (window == 0) window = block;
+  if (window < 2 || window > block) {
+    throw InputError(fmt::format("the window must be in [2, block_size {}], got {}", block, window));
+  }
+  if (stride < 1 || stride > window) {
+    throw InputError(fmt::format("the stride must be in [1, window {}], got {}", window, stride));
+  }
+  const auto n = static_cast<int64_t>(ids.size());
+  if (n < 2) throw InputError(fmt::format("a text of {} tokens has nothing to predict", n));
+  const int64_t vocab = model.config.vocab_size();
+  for (int64_t i = 0; i < n; ++i) {
+    if (ids[i] < 0 || ids[i] >= vocab) {
+      throw InputError(fmt::format("token id {} at position {} is outside the vocabulary [0, {})",
+                                   ids[i], i, vocab));
+    }
+  }
+  // The windows: [begin, end), scoring in-window positions [first, end - begin).
+  struct Window {
+    int64_t begin, end, first;
+  };
+  std::vector<Window> windows;
+  for (int64_t begin = 0, prev_end = 0; begin < n; begin += stride) {
+    const int64_t end = std::min(begin + window, n);
+    const int64_t first = std::max<int64_t>(1, (end - begin) - (end - prev_end));
+    if (first < end - begin) windows.push_back({begin, end, first});
+    prev_end = end;
+    if (end == n) break;
+  }
+  const Scoring scoring(model);
+  const int64_t batch = default_batch(model.config);
+  TokenScore score;
+  // Windows of one length go through the model `batch` at a time.
+  for (size_t w = 0; w < windows.size();) {
+    const int64_t len = windows[w].end - windows[w].begin;
+    size_t last = w;
+    while (last < windows.size() && static_cast<int64_t>(last - w) < batch &&
+           windows[last].end - windows[last].begin == len) {
+      ++last;
+    }
+    std::vector<torch::Tensor> rows;
+    for (size_t i = w; i < last; ++i) {
+      rows.push_back(torch::tensor(std::vector<int64_t>(ids.begin() + windows[i].begin,
+                                                        ids.begin() + windows[i].end)));
+    }
+    const torch::Tensor idx = torch::stack(rows);               // (b, len)
+    const torch::Tensor logits = model.forward(idx).logits;     // (b, len, V)
+    std::vector<torch::Tensor> scored_logits, targets;
+    for (size_t i = w; i < last; ++i) {
+      const auto r = static_cast<int64_t>(i - w);
+      const int64_t first = windows[i].first;
+      scored_logits.push_back(logits[r].slice(0, first - 1, len - 1));
+      targets.push_back(idx[r].slice(0, first, len));
+      score.tokens += len - first;
+    }
+    score.nll += summed_nll(torch::cat(scored_logits), torch::cat(targets));
+    w = last;
+  }
+  return score;
+}
+
+TokenScore split_score(GPTImpl& model, const uint16_t* tokens, int64_t n, int64_t batch) {
+  if (n < 2) throw InputError(fmt::format("a split of {} tokens has nothing to predict", n));
+  const int64_t T = model.config.block_size(), vocab = model.config.vocab_size();
+  for (int64_t i = 0; i < n; ++i) {
+    if (tokens[i] >= vocab) {
+      throw InputError(fmt::format("token id {} at position {} is outside the model's vocabulary "
+                                   "[0, {})", tokens[i], i, vocab));
+    }
+  }
+  if (batch <= 0) batch = default_batch(model.config);
+  const Scoring scoring(model);
+  TokenScore score;
+  const int64_t full = (n - 1) / T;  // windows of T inputs and T targets
+  auto window = [&](int64_t start, int64_t len) {  // len + 1 tokens from `start`
+    // LibTorch 1.13 has no uint16 dtype: widened here.
+    return torch::tensor(std::vector<int64_t>(tokens + start, tokens + start + len + 1));
+  };
+  for (int64_t k = 0; k < full; k += batch) {
+    const int64_t b = std::min(batch, full - k);
+    std::vector<torch::Tensor> rows;
+    for (int64_t j = 0; j < b; ++j) rows.push_back(window((k + j) * T, T));
+    const torch::Tensor xy = torch::stack(rows);                       // (b, T + 1)
+    const torch::Tensor logits = model.forward(xy.slice(1, 0, T)).logits;  // (b, T, V)
+    score.nll += summed_nll(logits.reshape({b * T, vocab}), xy.slice(1, 1).reshape({b * T}));
+    score.tokens += b * T;
+  }
+  if (const int64_t rest = n - 1 - full * T; rest > 0) {
+    const torch::Tensor xy = window(full * T, rest).unsqueeze(0);     // (1, rest + 1)
+    const torch::Tensor logits = model.forward(xy.slice(1, 0, rest)).logits[0];  // (rest, V)
+    score.nll += summed_nll(logits, xy[0].slice(0, 1));
+    score.tokens += rest;
+  }
+  return score;
+}
+
+}  // namespace gpt2

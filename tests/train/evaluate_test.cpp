@@ -1,0 +1,134 @@
+// Fixed-token evaluation (gpt2/train/evaluate.h), against oracles that do
+// not share its windowing: one forward per scored token over exactly the
+// context Hugging Face's strided loop gives it, and the model's own loss.
+#include "gpt2/train/evaluate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "gpt2/error.h"
+#include "test_util.h"
+
+namespace gpt2 {
+namespace {
+
+GPT seeded_model() {
+  GPTConfig c = testing::tiny_config();  // block 16, vocab 96
+  c.init().seed(7);
+  return GPT(c);
+}
+
+std::vector<int32_t> ids_of(int64_t n, int32_t vocab) {
+  std::vector<int32_t> ids;
+  for (int64_t i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 37 + 11) % vocab));
+  return ids;
+}
+
+// -log p(ids[i] | ids[begin..i)) from a forward over just that context.
+double token_nll(GPT& model, const std::vector<int32_t>& ids, int64_t begin, int64_t i) {
+  torch::NoGradGuard no_grad;
+  const auto x = torch::tensor(std::vector<int64_t>(ids.begin() + begin, ids.begin() + i))
+                     .unsqueeze(0);
+  const auto logp = torch::log_softmax(model->forward_last(x).to(torch::kDouble), -1);
+  return -logp[0][ids[i]].item<double>();
+}
+
+// Hugging Face's loop, written out per token: the window that first
+// reaches token i scores it, with the context from that window's start.
+TokenScore oracle(GPT& model, const std::vector<int32_t>& ids, int64_t stride, int64_t window) {
+  TokenScore s;
+  const auto n = static_cast<int64_t>(ids.size());
+  int64_t prev_end = 0;
+  for (int64_t begin = 0; begin < n; begin += stride) {
+    const int64_t end = std::min(begin + window, n);
+    for (int64_t i = std::max(prev_end, begin + 1); i < end; ++i) {
+      s.nll += token_nll(model, ids, begin, i);
+      ++s.tokens;
+    }
+    prev_end = end;
+    if (end == n) break;
+  }
+  return s;
+}
+
+// float32 logits through differently shaped products: 1e-4 nats per token
+// is far above their rounding (about 1e-6) and far below a wrong context.
+constexpr double kPerTokenTolerance = 1e-4;
+
+TEST(Evaluate, StridedScoreMatchesTheTokenByTokenOracleForEveryStride) {
+  GPT model = seeded_model();
+  model->eval();
+  const auto ids = ids_of(53, 96);
+  for (int64_t stride : {1, 5, 8, 15, 16}) {
+    const TokenScore got = strided_score(*model, ids, stride);
+    const TokenScore want = oracle(model, ids, stride, 16);
+    EXPECT_EQ(got.tokens, want.tokens) << "stride " << stride;
+    EXPECT_NEAR(got.nll, want.nll, kPerTokenTolerance * want.tokens) << "stride " << stride;
+  }
+}
+
+TEST(Evaluate, StrideBelowTheWindowScoresEveryTokenButTheFirstOnce) {
+  GPT model = seeded_model();
+  const auto ids = ids_of(53, 96);
+  EXPECT_EQ(strided_score(*model, ids, 8).tokens, 52);
+  EXPECT_EQ(strided_score(*model, ids, 1).tokens, 52);
+  // stride = window: each window's first token has no context: 4 windows.
+  EXPECT_EQ(strided_score(*model, ids, 16).tokens, 53 - 4);
+  EXPECT_NEAR(strided_score(*model, ids, 8).perplexity(),
+              std::exp(strided_score(*model, ids, 8).mean_loss()), 1e-9);
+}
+
+TEST(Evaluate, SplitScoreIsTheModelsOwnLossOverNonOverlappingWindows) {
+  GPT model = seeded_model();
+  model->eval();
+  const int64_t n = 16 * 3 + 6;  // three full windows and one of 5 targets
+  std::vector<uint16_t> tokens;
+  for (int32_t id : ids_of(n, 96)) tokens.push_back(static_cast<uint16_t>(id));
+  double want = 0;
+  {
+    torch::NoGradGuard no_grad;
+    for (int64_t start = 0; start < n - 1; start += 16) {
+      const int64_t len = std::min<int64_t>(16, n - 1 - start);
+      std::vector<int64_t> x(tokens.begin() + start, tokens.begin() + start + len);
+      std::vector<int64_t> y(tokens.begin() + start + 1, tokens.begin() + start + len + 1);
+      const auto loss = model->forward(torch::tensor(x).unsqueeze(0), torch::tensor(y).unsqueeze(0)).loss;
+      want += loss.item<double>() * static_cast<double>(len);
+    }
+  }
+  for (int64_t batch : {1, 2, 8}) {
+    const TokenScore got = split_score(*model, tokens.data(), n, batch);
+    EXPECT_EQ(got.tokens, n - 1);
+    EXPECT_NEAR(got.nll, want, kPerTokenTolerance * (n - 1)) << "batch " << batch;
+  }
+}
+
+TEST(Evaluate, LeavesTheModelInItsModeAndRefusesBadArgumentsByName) {
+  GPT model = seeded_model();
+  model->train();
+  const auto ids = ids_of(20, 96);
+  strided_score(*model, ids, 4);
+  EXPECT_TRUE(model->is_training());
+  auto message = [&](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no InputError";
+  };
+  EXPECT_EQ(message([&] { strided_score(*model, ids, 17); }),
+            "the stride must be in [1, window 16], got 17");
+  EXPECT_EQ(message([&] { strided_score(*model, ids, 4, 17); }),
+            "the window must be in [2, block_size 16], got 17");
+  EXPECT_EQ(message([&] { strided_score(*model, {5}, 1); }), "a text of 1 tokens has nothing to predict");
+  EXPECT_EQ(message([&] { strided_score(*model, {5, 96, 3}, 1); }),
+            "token id 96 at position 1 is outside the vocabulary [0, 96)");
+  const uint16_t big[] = {1, 2, 400};
+  EXPECT_EQ(message([&] { split_score(*model, big, 3); }),
+            "token id 400 at position 2 is outside the model's vocabulary [0, 96)");
+}
+
+}  // namespace
+}  // namespace gpt2
