@@ -35,7 +35,7 @@ void write_meta(torch::serialize::OutputArchive& meta, const GPTImpl& model,
   c10::Dict<std::string, int64_t> crcs;
   for (const auto& item : model.named_parameters()) crcs.insert(item.key(), tensor_crc32(item.value()));
   meta.write("tensor_crc32", c10::IValue(crcs));
-  detail::write_config(meta, model.config);
+  detail::write_fields(meta, stored_fields(model.config));
   meta.write("step", state.step);
   if (state.rng_state.defined()) meta.write("rng_state", c10::IValue(state.rng_state));
   if (!state.extra.empty()) meta.write("extra", c10::IValue(state.extra));
@@ -121,7 +121,7 @@ Parsed parse(const std::string& path, std::string_view bytes) {
       throw std::runtime_error(fmt::format("format version {}, this library reads {}", version->i,
                                            kFormatVersion));
     }
-    p.config = detail::read_config(*meta);
+    load_fields(p.config, detail::read_fields(*meta));
     p.config.validate();
     check_fits_in_memory(p.config);  // before anything is built from it
     const PValue* step = meta_field(*meta, "step", PValue::Kind::kInt);
@@ -178,13 +178,10 @@ Parsed parse(const std::string& path) {
 // Config fields whose difference makes the file's weights unusable in `model`.
 std::vector<std::string> config_problems(const GPTConfig& file, const GPTConfig& model) {
   std::vector<std::string> out;
-  const auto ours = field_texts(model);
-  const auto theirs = field_texts(file);
-  for (size_t i = 0; i < ours.size(); ++i) {
-    const auto& [field, value] = ours[i];
-    if (field.architecture && theirs[i].second != value) {
-      out.push_back(fmt::format("config {} differs: checkpoint {}, model {}", field.key,
-                                theirs[i].second, value));
+  for (const auto& d : field_differences(file, model)) {
+    if (d.field.architecture) {
+      out.push_back(fmt::format("config {} differs: checkpoint {}, model {}", d.field.key, d.first,
+                                d.second));
     }
   }
   return out;

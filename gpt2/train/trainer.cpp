@@ -127,7 +127,7 @@ bool Trainer::record_val(double loss) {
 
 void Trainer::save(const std::string& path) const {
   nlohmann::json options;
-  for (const auto& [field, text] : train_field_texts(options_)) options[field.key] = text;
+  for (const auto& [field, text] : field_texts(options_)) options[field.key] = text;
   nlohmann::json record = {{"trainer_options", options},
                            {"data_dir", data_dir_},
                            {"best_val_step", best_val_step_}};
@@ -169,7 +169,7 @@ TrainRecord parse_train_record(const std::string& extra, const std::string& path
   try {
     const nlohmann::json json = nlohmann::json::parse(extra);
     for (const auto& [key, value] : json.at("trainer_options").items()) {
-      set_train_field(r.options, key, value.get<std::string>(), key);
+      set_field(r.options, key, value.get<std::string>(), key);
     }
     r.data_dir = json.at("data_dir").get<std::string>();
     r.best_val_step = json.at("best_val_step").get<int64_t>();

@@ -16,7 +16,7 @@ namespace {
 // The command's seed when none is given, so that a run is repeatable.
 constexpr uint64_t kDefaultSeed = 1337;
 
-std::string flag_of(const ConfigField& f, bool negated) {
+std::string flag_of(const Field& f, bool negated) {
   return fmt::format("--{}{}", negated ? "no-" : "", f.flag);
 }
 

@@ -31,7 +31,7 @@ TrainOptions with_overrides(TrainOptions o, const TrainFlags& flags) {
   for (const auto& [key, text] : flags.train_overrides) {
     std::string flag = key;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    set_train_field(o, key, text, "--" + flag);
+    set_field(o, key, text, "--" + flag);
   }
   o.validate();
   return o;
@@ -196,7 +196,7 @@ void add_train_command(CLI::App& app, int* rc) {
   CLI::Option* resume = cmd->add_flag("--resume", flags->resume, "Continue OUT/ckpt.pt");
   for (CLI::Option* option : model_options) resume->excludes(option);
   cmd->add_option("--sample-tokens", flags->sample_tokens, "Tokens sampled after training");
-  for (const auto& [field, text] : train_field_texts(TrainOptions())) {
+  for (const auto& [field, text] : field_texts(TrainOptions())) {
     if (!field.flag) continue;
     const std::string key = field.key;
     cmd->add_option_function<std::string>(
