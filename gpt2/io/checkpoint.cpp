@@ -39,6 +39,8 @@ void write_meta(torch::serialize::OutputArchive& meta, const GPTImpl& model,
   meta.write("step", state.step);
   if (state.rng_state.defined()) meta.write("rng_state", c10::IValue(state.rng_state));
   if (!state.extra.empty()) meta.write("extra", c10::IValue(state.extra));
+  // Added in format 1 without a version bump: older trainers kept their options in `extra`.
+  if (!state.train_options.empty()) detail::write_module(meta, "train_options", state.train_options);
   if (state.optimizer) {
     // Stored as bytes in an attribute, not as parameters, so that the
     // archive's state_dict() holds the model's names only.
@@ -60,6 +62,7 @@ struct Parsed {
   torch::Tensor rng_state;        // undefined when none was saved
   torch::Tensor optimizer_state;  // uint8 archive bytes; undefined when none
   std::string extra;
+  StoredFields train_options;
   StateDict tensors;  // by nanoGPT name
   std::vector<std::string> problems;  // checksum mismatches
   std::vector<std::string> notes;
@@ -137,6 +140,9 @@ Parsed parse(const std::string& path, std::string_view bytes) {
       p.rng_state = archive->tensor(*rng->tensor).clone();
     }
     if (const auto* extra = meta_field(*meta, "extra", PValue::Kind::kString)) p.extra = extra->s;
+    if (const auto* options = meta_field(*meta, "train_options", PValue::Kind::kObject)) {
+      p.train_options = detail::read_fields(*options);
+    }
     if (const auto* opt = meta_field(*meta, "optimizer_state", PValue::Kind::kTensor)) {
       p.optimizer_state = archive->tensor(*opt->tensor).contiguous();
       if (p.optimizer_state.scalar_type() != torch::kUInt8 || p.optimizer_state.dim() != 1) {
@@ -211,6 +217,7 @@ Checkpoint from_parsed(const Parsed& p, const std::string& path) {
   c.rng_state = p.rng_state;
   c.has_optimizer_state = p.optimizer_state.defined();
   c.extra = p.extra;
+  c.train_options = p.train_options;
   c.notes = p.notes;
   return c;
 }

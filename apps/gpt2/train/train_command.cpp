@@ -90,7 +90,7 @@ int run_train(const TrainFlags& flags) {
       throw FileError(fmt::format("nothing to resume: no checkpoint '{}'", ckpt));
     }
     Checkpoint c = load_checkpoint(ckpt);
-    const TrainRecord record = parse_train_record(c.extra, ckpt);
+    const TrainRecord record = parse_train_record(c, ckpt);
     trainer = std::make_unique<Trainer>(c.model, with_overrides(record.options, flags),
                                         flags.data.empty() ? record.data_dir : flags.data, dp);
     trainer->restore(c, ckpt);

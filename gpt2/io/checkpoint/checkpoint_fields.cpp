@@ -13,6 +13,12 @@ void write_fields(torch::serialize::OutputArchive& meta, const StoredFields& fie
   }
 }
 
+void write_module(torch::serialize::OutputArchive& meta, const char* key, const StoredFields& fields) {
+  torch::serialize::OutputArchive module;
+  write_fields(module, fields);
+  meta.write(key, module);
+}
+
 StoredFields read_fields(const PValue& meta) {
   StoredFields out;
   for (const auto& [key, v] : meta.entries) {

@@ -1,7 +1,8 @@
 #pragma once
 // A field table (gpt2/model/field_table.h) as typed attributes of a
 // checkpoint's metadata module: each StoredValue as an int, bool, float or
-// str attribute. GPTConfig's fields are attributes of the "gpt2" module.
+// str attribute. GPTConfig's fields are attributes of the "gpt2" module,
+// the trainer's options those of its "train_options" sub-module.
 
 #include <torch/serialize/output-archive.h>
 
@@ -12,6 +13,8 @@ namespace gpt2::detail {
 
 /// Writes each of `fields` into `meta` as an attribute of its type.
 void write_fields(torch::serialize::OutputArchive& meta, const StoredFields& fields);
+/// Writes `fields` as the attributes of a sub-module `key` of `meta`.
+void write_module(torch::serialize::OutputArchive& meta, const char* key, const StoredFields& fields);
 
 /// The int, bool, float and str attributes of the metadata object `meta`, in
 /// order (load_fields reads a table from them and names what is missing).
