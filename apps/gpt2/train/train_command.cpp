@@ -28,11 +28,7 @@ namespace gpt2::app {
 namespace {
 
 TrainOptions with_overrides(TrainOptions o, const TrainFlags& flags) {
-  for (const auto& [key, text] : flags.train_overrides) {
-    std::string flag = key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    set_field(o, key, text, "--" + flag);
-  }
+  flags.train.apply_to(o);
   o.validate();
   return o;
 }
@@ -190,22 +186,17 @@ void add_train_command(CLI::App& app, int* rc) {
   CLI::App* cmd = app.add_subcommand("train", "Train a model (nanoGPT's recipe); see the README");
   flags->model.preset = "nano";
   flags->model.preset_choices = train_preset_names();
+  flags->model.preset_config = [](const std::string& name) { return train_preset(name).model; };
+  flags->model.default_notes = {{"vocab_size", "the data's"}};
   const auto model_options = flags->model.add_to(*cmd);
   cmd->add_option("--data", flags->data, "Prepared data folder (default: the shipped corpus)");
   cmd->add_option("--out", flags->out, "Folder for ckpt.pt, log.csv, loss.svg")->capture_default_str();
   CLI::Option* resume = cmd->add_flag("--resume", flags->resume, "Continue OUT/ckpt.pt");
   for (CLI::Option* option : model_options) resume->excludes(option);
   cmd->add_option("--sample-tokens", flags->sample_tokens, "Tokens sampled after training");
-  for (const auto& [field, text] : field_texts(TrainOptions())) {
-    if (!field.flag) continue;
-    const std::string key = field.key;
-    cmd->add_option_function<std::string>(
-           fmt::format("--{}", field.flag),
-           [flags, key](const std::string& v) { flags->train_overrides.emplace_back(key, v); },
-           fmt::format("{} (default: the preset's)", field.help))
-        ->type_name("VALUE")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  }
+  std::vector<TrainOptions> recipes;
+  for (const auto& name : train_preset_names()) recipes.push_back(train_preset(name).train);
+  add_field_flags(*cmd, flag_specs(recipes), flags->train);
   cmd->add_option("--nproc", flags->nproc, "Data-parallel: start N local workers (torchrun's way)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--dist-timeout", flags->dist_timeout,
