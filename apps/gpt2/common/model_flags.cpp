@@ -20,6 +20,7 @@ std::vector<CLI::Option*> ModelFlags::add_to(CLI::App& app, const std::vector<st
   std::vector<CLI::Option*> added;
   added.push_back(app.add_option("--preset", preset, "Model sizes to start from")
                       ->check(CLI::IsMember(preset_choices))
+                      ->each([this](const std::string&) { preset_given = true; })
                       ->capture_default_str());
   std::vector<GPTConfig> presets;
   for (const auto& name : preset_choices) {

@@ -29,6 +29,8 @@ struct ModelFlags {
   /// What --help says a field's default is where the presets do not say it
   /// (`{"vocab_size", "the data's"}`).
   std::map<std::string, std::string> default_notes;
+  /// Whether --preset was given.
+  bool preset_given = false;
   /// Field overrides.
   FieldFlags fields;
 

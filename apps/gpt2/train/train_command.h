@@ -27,7 +27,8 @@ struct TrainFlags {
   std::string data;
   /// Folder of ckpt.pt, log.csv and loss.svg.
   std::string out = "out";
-  /// Continue OUT/ckpt.pt with its options (flags given override them).
+  /// Continue OUT/ckpt.pt with its model and options (model flags given must
+  /// match the checkpoint's; training flags given override its options).
   bool resume = false;
   /// Tokens to sample after training; -1: the preset's.
   int64_t sample_tokens = -1;
