@@ -35,10 +35,12 @@ void write_meta(torch::serialize::OutputArchive& meta, const GPTImpl& model,
   c10::Dict<std::string, int64_t> crcs;
   for (const auto& item : model.named_parameters()) crcs.insert(item.key(), tensor_crc32(item.value()));
   meta.write("tensor_crc32", c10::IValue(crcs));
-  detail::write_config(meta, model.config);
+  detail::write_fields(meta, stored_fields(model.config));
   meta.write("step", state.step);
   if (state.rng_state.defined()) meta.write("rng_state", c10::IValue(state.rng_state));
   if (!state.extra.empty()) meta.write("extra", c10::IValue(state.extra));
+  // Added in format 1 without a version bump: older trainers kept their options in `extra`.
+  if (!state.train_options.empty()) detail::write_module(meta, "train_options", state.train_options);
   if (state.optimizer) {
     // Stored as bytes in an attribute, not as parameters, so that the
     // archive's state_dict() holds the model's names only.
@@ -60,6 +62,7 @@ struct Parsed {
   torch::Tensor rng_state;        // undefined when none was saved
   torch::Tensor optimizer_state;  // uint8 archive bytes; undefined when none
   std::string extra;
+  StoredFields train_options;
   StateDict tensors;  // by nanoGPT name
   std::vector<std::string> problems;  // checksum mismatches
   std::vector<std::string> notes;
@@ -121,7 +124,7 @@ Parsed parse(const std::string& path, std::string_view bytes) {
       throw std::runtime_error(fmt::format("format version {}, this library reads {}", version->i,
                                            kFormatVersion));
     }
-    p.config = detail::read_config(*meta);
+    load_fields(p.config, detail::read_fields(*meta));
     p.config.validate();
     check_fits_in_memory(p.config);  // before anything is built from it
     const PValue* step = meta_field(*meta, "step", PValue::Kind::kInt);
@@ -137,6 +140,9 @@ Parsed parse(const std::string& path, std::string_view bytes) {
       p.rng_state = archive->tensor(*rng->tensor).clone();
     }
     if (const auto* extra = meta_field(*meta, "extra", PValue::Kind::kString)) p.extra = extra->s;
+    if (const auto* options = meta_field(*meta, "train_options", PValue::Kind::kObject)) {
+      p.train_options = detail::read_fields(*options);
+    }
     if (const auto* opt = meta_field(*meta, "optimizer_state", PValue::Kind::kTensor)) {
       p.optimizer_state = archive->tensor(*opt->tensor).contiguous();
       if (p.optimizer_state.scalar_type() != torch::kUInt8 || p.optimizer_state.dim() != 1) {
@@ -178,13 +184,10 @@ Parsed parse(const std::string& path) {
 // Config fields whose difference makes the file's weights unusable in `model`.
 std::vector<std::string> config_problems(const GPTConfig& file, const GPTConfig& model) {
   std::vector<std::string> out;
-  const auto ours = field_texts(model);
-  const auto theirs = field_texts(file);
-  for (size_t i = 0; i < ours.size(); ++i) {
-    const auto& [field, value] = ours[i];
-    if (field.architecture && theirs[i].second != value) {
-      out.push_back(fmt::format("config {} differs: checkpoint {}, model {}", field.key,
-                                theirs[i].second, value));
+  for (const auto& d : field_differences(file, model)) {
+    if (d.field.architecture) {
+      out.push_back(fmt::format("config {} differs: checkpoint {}, model {}", d.field.key, d.first,
+                                d.second));
     }
   }
   return out;
@@ -214,6 +217,7 @@ Checkpoint from_parsed(const Parsed& p, const std::string& path) {
   c.rng_state = p.rng_state;
   c.has_optimizer_state = p.optimizer_state.defined();
   c.extra = p.extra;
+  c.train_options = p.train_options;
   c.notes = p.notes;
   return c;
 }

@@ -34,8 +34,12 @@ struct TrainingState {
   const torch::optim::Optimizer* optimizer = nullptr;
   /// When defined, stored as is (e.g. a generator's get_state()).
   torch::Tensor rng_state;
-  /// When not empty, stored as is: free text (a trainer's options as JSON).
+  /// When not empty, stored as is: free text (a trainer's notes as JSON).
   std::string extra;
+  /// When not empty, a field table's values (stored_fields, e.g. of a
+  /// trainer's TrainOptions), stored as typed attributes of the metadata
+  /// module `train_options`, the way the config is stored in `gpt2`.
+  StoredFields train_options;
 };
 
 /// A checkpoint read back with load_checkpoint. It always holds a model:
@@ -55,6 +59,9 @@ struct Checkpoint {
   bool has_optimizer_state = false;
   /// TrainingState::extra as saved; empty if none was.
   std::string extra;
+  /// TrainingState::train_options as saved (load_fields reads a table from
+  /// them); empty if none was.
+  StoredFields train_options;
   /// Things worth telling a user, e.g. that the file predates checksums.
   std::vector<std::string> notes;
 };

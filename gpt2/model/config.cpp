@@ -5,12 +5,8 @@
 
 #include <c10/util/Exception.h>
 
-#include <cerrno>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
-#include <type_traits>
 
 #include "gpt2/error.h"
 
@@ -141,107 +137,18 @@ const std::vector<std::pair<ResidualScale, std::string>>& names<ResidualScale>()
 namespace {
 
 template <class Enum>
-std::string name_of(Enum value) {
-  for (const auto& [v, name] : names<Enum>()) {
-    if (v == value) return name;
-  }
-  TORCH_CHECK(false, "enum value ", static_cast<int>(value), " has no name");
-}
-
-template <class Enum>
 Enum parse_name(const std::string& name, const char* what) {
-  std::vector<std::string> known;
-  for (const auto& [v, n] : names<Enum>()) {
-    if (n == name) return v;
-    known.push_back(n);
+  Enum v{};
+  if (!parse_field(name, v)) {
+    throw ConfigError(fmt::format("unknown {} '{}'; expected {}", what, name, field_form(v)));
   }
-  throw ConfigError(
-      fmt::format("unknown {} '{}'; expected one of {}", what, name, fmt::join(known, ", ")));
-}
-
-// The text form of a field's value, as to_string(GPTConfig) and messages show it.
-std::string value_text(int64_t v) { return std::to_string(v); }
-std::string value_text(bool v) { return v ? "true" : "false"; }
-std::string value_text(double v) { return fmt::format("{}", v); }
-std::string value_text(Gelu v) { return name_of(v); }
-std::string value_text(ResidualScale v) { return name_of(v); }
-std::string value_text(const std::optional<uint64_t>& v) {
-  return v ? std::to_string(*v) : "none";
-}
-
-// Parses `text` into `v` (the field's type); false if it is not that form.
-bool parse_text(const std::string& text, int64_t& v) {
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  return ec == std::errc() && ptr == end;
-}
-bool parse_text(const std::string& text, bool& v) {
-  if (text != "true" && text != "false") return false;
-  v = text == "true";
-  return true;
-}
-bool parse_text(const std::string& text, double& v) {
-  char* end = nullptr;
-  errno = 0;
-  v = std::strtod(text.c_str(), &end);
-  return !text.empty() && end == text.c_str() + text.size() && errno == 0 && std::isfinite(v);
-}
-template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
-bool parse_text(const std::string& text, Enum& v) {
-  for (const auto& [value, name] : names<Enum>()) {
-    if (name == text) {
-      v = value;
-      return true;
-    }
-  }
-  return false;
-}
-bool parse_text(const std::string& text, std::optional<uint64_t>& v) {
-  if (text == "none") {
-    v.reset();
-    return true;
-  }
-  uint64_t seed = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, seed);
-  if (ec != std::errc() || ptr != end) return false;
-  v = seed;
-  return true;
-}
-
-std::string expected_form(int64_t) { return "an integer"; }
-std::string expected_form(bool) { return "true or false"; }
-std::string expected_form(double) { return "a finite number"; }
-template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
-std::string expected_form(Enum) {
-  std::vector<std::string> known;
-  for (const auto& item : names<Enum>()) known.push_back(item.second);
-  return "one of " + fmt::format("{}", fmt::join(known, ", "));
-}
-std::string expected_form(const std::optional<uint64_t>&) {
-  return "an integer in [0, 2^64) or none";
+  return v;
 }
 
 }  // namespace
 
-void set_field(GPTConfig& config, const std::string& key, const std::string& text,
-               const std::string& shown_as) {
-  bool known = false;
-  for_each_field(config, [&](const ConfigField& f, auto& value) {
-    if (key != f.key) return;
-    known = true;
-    auto parsed = value;
-    if (!parse_text(text, parsed)) {
-      throw ConfigError(
-          fmt::format("{} must be {}, got '{}'", shown_as, expected_form(value), text));
-    }
-    value = parsed;
-  });
-  if (!known) throw ConfigError(fmt::format("GPTConfig has no field '{}'", key));
-}
-
-std::string to_string(Gelu gelu) { return name_of(gelu); }
-std::string to_string(ResidualScale scale) { return name_of(scale); }
+std::string to_string(Gelu gelu) { return field_text(gelu); }
+std::string to_string(ResidualScale scale) { return field_text(scale); }
 
 Gelu gelu_from_string(const std::string& name) { return parse_name<Gelu>(name, "GELU variant"); }
 
@@ -251,18 +158,6 @@ ResidualScale residual_scale_from_string(const std::string& name) {
 
 const char* torch_gelu_approximate(Gelu gelu) { return gelu == Gelu::kTanh ? "tanh" : "none"; }
 
-std::vector<std::pair<ConfigField, std::string>> field_texts(const GPTConfig& c) {
-  std::vector<std::pair<ConfigField, std::string>> out;
-  for_each_field(c, [&out](const ConfigField& f, const auto& v) {
-    out.emplace_back(f, value_text(v));
-  });
-  return out;
-}
-
-std::string to_string(const GPTConfig& c) {
-  std::vector<std::string> fields;
-  for (const auto& [f, text] : field_texts(c)) fields.push_back(fmt::format("{}={}", f.key, text));
-  return fmt::format("GPTConfig({})", fmt::join(fields, ", "));
-}
+std::string to_string(const GPTConfig& c) { return fields_to_string(c); }
 
 }  // namespace gpt2

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "gpt2/model/field_table.h"
+
 namespace gpt2 {
 
 /// How many residual additions the projection scale 1/sqrt(N) counts.
@@ -80,11 +82,8 @@ struct GPTConfig {
   int64_t residual_count() const;
 };
 
-/// The one spelling of each enum value, used by the config's text form, the
-/// checkpoint metadata, the `gpt2` command's flags and the Python tests.
-/// `names<Gelu>()` is {{kTanh, "tanh"}, {kExact, "exact"}}.
-template <class Enum>
-const std::vector<std::pair<Enum, std::string>>& names();
+/// The spellings of the enums (see names<Enum>() in gpt2/model/fields.h):
+/// `tanh`, `exact`; `2n`, `n`, `none`.
 template <>
 const std::vector<std::pair<Gelu, std::string>>& names<Gelu>();
 template <>
@@ -109,64 +108,39 @@ const char* torch_gelu_approximate(Gelu gelu);
 /// A one-line, Python-repr-like description of every field.
 std::string to_string(const GPTConfig& config);
 
-/// What the field table says about one GPTConfig field.
-struct ConfigField {
-  /// The field's name in files (checkpoint metadata) and in to_string.
-  const char* key;
-  /// The `gpt2` command's flag, without dashes; a bool defaulting to true
-  /// is offered as `--no-<flag>`.
-  const char* flag;
-  /// One line for --help.
-  const char* help;
-  /// Whether a different value makes weights of one config unusable in a
-  /// model of the other (sizes, bias, GELU); false for dropout and init.
-  bool architecture;
-  /// For an optional field: the key recording whether it is set.
-  const char* presence_key = nullptr;
-};
+/// The table's name in messages and to_string.
+inline const char* table_name(const GPTConfig&) { return "GPTConfig"; }
 
-/// The field table: calls `visit(ConfigField, value)` once per field of
-/// `config`, in a fixed order, with `value` a reference to the field (const
-/// when `config` is). Its types are int64_t, bool, double, Gelu,
-/// ResidualScale and std::optional<uint64_t>. Everything that lists the
-/// fields (to_string, checkpoints, the command's flags) reads this, so a new
-/// field is one line here.
+/// The field table (see gpt2/model/fields.h): calls `visit(Field, value)`
+/// once per field of `config`, in a fixed order, with `value` a reference
+/// to the field (const when `config` is). Its types are int64_t, bool,
+/// double, Gelu, ResidualScale and std::optional<uint64_t>. Everything that
+/// lists the fields (to_string, checkpoints, the command's flags, resume
+/// checks) reads this, so a new field is one line here.
 template <class Config, class Visitor>
-void for_each_field(Config& config, Visitor&& visit) {
+TableVisit<Config, GPTConfig> for_each_field(Config& config, Visitor&& visit) {
   auto& init = config.init();
-  visit(ConfigField{"block_size", "block-size", "Longest sequence (rows of wpe)", true},
+  visit(Field{"block_size", "block-size", "Longest sequence (rows of wpe)", true},
         config.block_size());
-  visit(ConfigField{"vocab_size", "vocab-size", "Vocabulary size (rows of wte)", true},
+  visit(Field{"vocab_size", "vocab-size", "Vocabulary size (rows of wte)", true},
         config.vocab_size());
-  visit(ConfigField{"n_layer", "n-layer", "Number of blocks", true}, config.n_layer());
-  visit(ConfigField{"n_head", "n-head", "Attention heads (must divide n_embd)", true},
+  visit(Field{"n_layer", "n-layer", "Number of blocks", true}, config.n_layer());
+  visit(Field{"n_head", "n-head", "Attention heads (must divide n_embd)", true},
         config.n_head());
-  visit(ConfigField{"n_embd", "n-embd", "Residual width", true}, config.n_embd());
-  visit(ConfigField{"bias", "bias", "Biases in Linear and LayerNorm", true}, config.bias());
-  visit(ConfigField{"dropout", "dropout", "Dropout probability in [0, 1)", false},
-        config.dropout());
-  visit(ConfigField{"gelu", "gelu", "GELU of the MLP: tanh (GPT-2) or exact (erf)", true}, config.gelu());
-  visit(ConfigField{"init_std", "init-std", "std of Linear weights and wte", false}, init.std());
-  visit(ConfigField{"init_wpe_std", "wpe-std",
-                    "std of wpe: 0.02 (nanoGPT) or 0.01 (OpenAI's TF code)", false},
+  visit(Field{"n_embd", "n-embd", "Residual width", true}, config.n_embd());
+  visit(Field{"bias", "bias", "Biases in Linear and LayerNorm", true}, config.bias());
+  visit(Field{"dropout", "dropout", "Dropout probability in [0, 1)", false}, config.dropout());
+  visit(Field{"gelu", "gelu", "GELU of the MLP: tanh (GPT-2) or exact (erf)", true}, config.gelu());
+  visit(Field{"init_std", "init-std", "std of Linear weights and wte", false}, init.std());
+  visit(Field{"init_wpe_std", "wpe-std",
+              "std of wpe: 0.02 (nanoGPT) or 0.01 (OpenAI's TF code)", false},
         init.wpe_std());
-  visit(ConfigField{"init_residual", "init-scheme",
-                    "Residual scale: 2n = std/sqrt(2*n_layer) (GPT-2), n = std/sqrt(n_layer), none",
-                    false},
+  visit(Field{"init_residual", "init-scheme",
+              "Residual scale: 2n = std/sqrt(2*n_layer) (GPT-2), n = std/sqrt(n_layer), none",
+              false},
         init.residual());
-  visit(ConfigField{"init_seed", "seed", "Seed of the init's generator", false, "init_has_seed"},
+  visit(Field{"init_seed", "seed", "Seed of the init's generator", false, "init_has_seed"},
         init.seed());
 }
-
-/// Sets the field called `key` (a ConfigField::key) of `config` from `text`,
-/// spelled as field_texts writes it: an integer, `true`/`false`, a number,
-/// an enum's name, a seed or `none`. Throws ConfigError naming `shown_as`
-/// (e.g. the flag `--n-layer`), the expected form and the text.
-void set_field(GPTConfig& config, const std::string& key, const std::string& text,
-               const std::string& shown_as);
-
-/// Each field of `config` with its value as text (`{n_layer, "12"}`,
-/// `{gelu, "tanh"}`, `{init_seed, "none"}`), in for_each_field's order.
-std::vector<std::pair<ConfigField, std::string>> field_texts(const GPTConfig& config);
 
 }  // namespace gpt2

@@ -2,43 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <type_traits>
+#include <utility>
 
 #include "gpt2/error.h"
 
 namespace gpt2 {
-namespace {
-
-std::string text_of(int64_t v) { return std::to_string(v); }
-std::string text_of(uint64_t v) { return std::to_string(v); }
-// Shortest text that reads back to the same double.
-std::string text_of(double v) { return fmt::format("{}", v); }
-
-template <class T>
-bool parse(const std::string& text, T& out) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
-  char* end = nullptr;
-  errno = 0;
-  if constexpr (std::is_same_v<T, double>) {
-    out = std::strtod(text.c_str(), &end);
-    return errno == 0 && *end == '\0' && std::isfinite(out);
-  } else if constexpr (std::is_same_v<T, uint64_t>) {
-    if (text[0] == '-') return false;
-    out = std::strtoull(text.c_str(), &end, 10);
-  } else {
-    out = std::strtoll(text.c_str(), &end, 10);
-  }
-  return errno == 0 && *end == '\0';
-}
-
-const char* form_of(int64_t) { return "an integer"; }
-const char* form_of(uint64_t) { return "an integer in [0, 2^64)"; }
-const char* form_of(double) { return "a finite number"; }
-
-}  // namespace
 
 LrSchedule TrainOptions::schedule() const {
   return LrSchedule()
@@ -77,35 +45,6 @@ void TrainOptions::validate() const {
   }
 }
 
-std::vector<std::pair<TrainField, std::string>> train_field_texts(const TrainOptions& o) {
-  std::vector<std::pair<TrainField, std::string>> out;
-  for_each_train_field(o, [&out](const TrainField& f, const auto& v) {
-    out.emplace_back(f, text_of(v));
-  });
-  return out;
-}
-
-void set_train_field(TrainOptions& o, const std::string& key, const std::string& text,
-                     const std::string& shown_as) {
-  bool found = false;
-  for_each_train_field(o, [&](const TrainField& f, auto& v) {
-    if (key != f.key) return;
-    found = true;
-    std::remove_reference_t<decltype(v)> parsed{};
-    if (!parse(text, parsed)) {
-      throw ConfigError(fmt::format("{} must be {}, got '{}'", shown_as, form_of(parsed), text));
-    }
-    v = parsed;
-  });
-  if (!found) throw ConfigError(fmt::format("{}: no training option is called '{}'", shown_as, key));
-}
-
-std::string to_string(const TrainOptions& o) {
-  std::string out = "TrainOptions(";
-  for (const auto& [field, text] : train_field_texts(o)) {
-    out += fmt::format("{}{}={}", out.back() == '(' ? "" : ", ", field.key, text);
-  }
-  return out + ")";
-}
+std::string to_string(const TrainOptions& o) { return fields_to_string(o); }
 
 }  // namespace gpt2

@@ -1,15 +1,14 @@
 #pragma once
 /// TrainOptions: nanoGPT's training knobs (batch, accumulation, schedule,
-/// AdamW, clipping, evaluation, checkpoints), options-style, with one field
-/// table that the command's flags and the checkpoint's record both read.
+/// AdamW, clipping, evaluation, checkpoints), options-style, with its field
+/// table (the mechanism GPTConfig's uses too, gpt2/model/field_table.h).
 
 #include <torch/arg.h>
 
 #include <cstdint>
 #include <string>
-#include <utility>
-#include <vector>
 
+#include "gpt2/model/field_table.h"
 #include "gpt2/train/schedule.h"
 
 namespace gpt2 {
@@ -61,51 +60,40 @@ struct TrainOptions {
   void validate() const;
 };
 
-/// One field of the TrainOptions table.
-struct TrainField {
-  /// Name in files (the checkpoint's record) and in to_string.
-  const char* key;
-  /// The command's flag without dashes, or nullptr when it has none.
-  const char* flag;
-  /// One line for --help.
-  const char* help;
-};
+/// The table's name in messages and to_string.
+inline const char* table_name(const TrainOptions&) { return "TrainOptions"; }
 
-/// Calls `visit(TrainField, value)` for each field of `o` in a fixed order;
-/// `value` is a reference to an int64_t, double or uint64_t field.
+/// The field table (see gpt2/model/fields.h): calls `visit(Field, value)`
+/// for each field of `o` in a fixed order; `value` is a reference to an
+/// int64_t, double or uint64_t field. The command's flags, the checkpoint's
+/// record and to_string read it.
 template <class Options, class Visitor>
-void for_each_train_field(Options& o, Visitor&& visit) {
-  visit(TrainField{"batch_size", "batch-size", "Sequences per micro-batch"}, o.batch_size());
-  visit(TrainField{"grad_accum", "grad-accum", "Micro-batches per optimizer step"}, o.grad_accum());
-  visit(TrainField{"max_steps", "max-steps", "Optimizer steps in the run"}, o.max_steps());
-  visit(TrainField{"warmup_steps", "warmup-steps", "Linear warm-up steps"}, o.warmup_steps());
-  visit(TrainField{"lr_decay_steps", "lr-decay-steps", "Step where the cosine ends (0: max steps)"},
+TableVisit<Options, TrainOptions> for_each_field(Options& o, Visitor&& visit) {
+  visit(Field{"batch_size", "batch-size", "Sequences per micro-batch"}, o.batch_size());
+  visit(Field{"grad_accum", "grad-accum", "Micro-batches per optimizer step"}, o.grad_accum());
+  visit(Field{"max_steps", "max-steps", "Optimizer steps in the run"}, o.max_steps());
+  visit(Field{"warmup_steps", "warmup-steps", "Linear warm-up steps"}, o.warmup_steps());
+  visit(Field{"lr_decay_steps", "lr-decay-steps", "Step where the cosine ends (0: max steps)"},
         o.lr_decay_steps());
-  visit(TrainField{"lr", "lr", "Peak learning rate"}, o.lr());
-  visit(TrainField{"min_lr", "min-lr", "Final learning rate"}, o.min_lr());
-  visit(TrainField{"weight_decay", "weight-decay", "AdamW weight decay (matrices only)"},
+  visit(Field{"lr", "lr", "Peak learning rate"}, o.lr());
+  visit(Field{"min_lr", "min-lr", "Final learning rate"}, o.min_lr());
+  visit(Field{"weight_decay", "weight-decay", "AdamW weight decay (matrices only)"},
         o.weight_decay());
-  visit(TrainField{"beta1", "beta1", "AdamW beta1"}, o.beta1());
-  visit(TrainField{"beta2", "beta2", "AdamW beta2"}, o.beta2());
-  visit(TrainField{"grad_clip", "grad-clip", "Gradient-norm clip (0: none)"}, o.grad_clip());
-  visit(TrainField{"eval_interval", "eval-interval", "Steps between val evaluations"},
+  visit(Field{"beta1", "beta1", "AdamW beta1"}, o.beta1());
+  visit(Field{"beta2", "beta2", "AdamW beta2"}, o.beta2());
+  visit(Field{"grad_clip", "grad-clip", "Gradient-norm clip (0: none)"}, o.grad_clip());
+  visit(Field{"eval_interval", "eval-interval", "Steps between val evaluations"},
         o.eval_interval());
-  visit(TrainField{"eval_steps", "eval-steps", "Batches per evaluation"}, o.eval_steps());
-  visit(TrainField{"checkpoint_interval", "checkpoint-interval",
-                   "Steps between checkpoints (0: at the end only)"},
+  visit(Field{"eval_steps", "eval-steps", "Batches per evaluation"}, o.eval_steps());
+  visit(Field{"checkpoint_interval", "checkpoint-interval",
+              "Steps between checkpoints (0: at the end only)"},
         o.checkpoint_interval());
-  visit(TrainField{"max_skips", "max-skips", "Non-finite steps in a row that stop the run"},
+  visit(Field{"max_skips", "max-skips", "Non-finite steps in a row that stop the run"},
         o.max_skips());
-  visit(TrainField{"seed", nullptr, "Seed of batch order and dropout"}, o.seed());
+  // No flag: the command seeds the run from the model's --seed.
+  visit(Field{"seed", nullptr, "Seed of batch order and dropout"}, o.seed());
 }
 
-/// Each field's value as text (`{batch_size, "12"}`, `{lr, "0.0006"}`).
-std::vector<std::pair<TrainField, std::string>> train_field_texts(const TrainOptions& o);
-/// Sets the field `key` from `text` (an integer or a number as
-/// train_field_texts writes it). Throws ConfigError naming `shown_as`, the
-/// expected form and the text.
-void set_train_field(TrainOptions& o, const std::string& key, const std::string& text,
-                     const std::string& shown_as);
 /// `TrainOptions(batch_size=12, ...)`, every field.
 std::string to_string(const TrainOptions& o);
 

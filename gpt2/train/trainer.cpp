@@ -126,19 +126,16 @@ bool Trainer::record_val(double loss) {
 }
 
 void Trainer::save(const std::string& path) const {
-  nlohmann::json options;
-  for (const auto& [field, text] : train_field_texts(options_)) options[field.key] = text;
-  nlohmann::json record = {{"trainer_options", options},
-                           {"data_dir", data_dir_},
-                           {"best_val_step", best_val_step_}};
+  nlohmann::json record = {{"data_dir", data_dir_}, {"best_val_step", best_val_step_}};
   record["best_val_loss"] = best_val_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json();
   // Two generator states, the loader's then torch's default (dropout).
   const torch::Tensor rng = torch::cat({train_.rng_state(), default_generator_state()});
-  save_checkpoint(path, *model, {step_, optimizer_.get(), rng, record.dump()});
+  save_checkpoint(path, *model,
+                  {step_, optimizer_.get(), rng, record.dump(), stored_fields(options_)});
 }
 
 void Trainer::restore(const Checkpoint& checkpoint, const std::string& path) {
-  const TrainRecord record = parse_train_record(checkpoint.extra, path);
+  const TrainRecord record = parse_train_record(checkpoint, path);
   const torch::Tensor rng = checkpoint.rng_state;
   const int64_t half = default_generator_state().numel();
   if (!rng.defined() || rng.scalar_type() != torch::kUInt8 || rng.dim() != 1 ||
@@ -164,12 +161,18 @@ void Trainer::restore(const Checkpoint& checkpoint, const std::string& path) {
   best_val_step_ = record.best_val_step;
 }
 
-TrainRecord parse_train_record(const std::string& extra, const std::string& path) {
+TrainRecord parse_train_record(const Checkpoint& checkpoint, const std::string& path) {
   TrainRecord r;
   try {
-    const nlohmann::json json = nlohmann::json::parse(extra);
-    for (const auto& [key, value] : json.at("trainer_options").items()) {
-      set_train_field(r.options, key, value.get<std::string>(), key);
+    const nlohmann::json json = nlohmann::json::parse(checkpoint.extra);
+    if (!checkpoint.train_options.empty()) {
+      load_fields(r.options, checkpoint.train_options);
+    } else {
+      // Checkpoints written before the options were typed attributes keep
+      // them in `extra` as {"trainer_options": {key: text}}.
+      for (const auto& [key, value] : json.at("trainer_options").items()) {
+        set_field(r.options, key, value.get<std::string>(), key);
+      }
     }
     r.data_dir = json.at("data_dir").get<std::string>();
     r.best_val_step = json.at("best_val_step").get<int64_t>();

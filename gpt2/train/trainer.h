@@ -70,7 +70,8 @@ class Trainer {
   double evaluate(const std::string& split);
 
   /// Writes the checkpoint (model, optimizer, step, loader and torch
-  /// generator states, options and best val as JSON), atomically.
+  /// generator states, the options as typed attributes, data folder and
+  /// best val as JSON), atomically.
   void save(const std::string& path) const;
   /// Continues the run `checkpoint` (read from `path` by load_checkpoint,
   /// whose model this trainer trains) saved: optimizer state, step,
@@ -124,7 +125,9 @@ struct TrainRecord {
   double best_val_loss = std::numeric_limits<double>::infinity();
   int64_t best_val_step = -1;
 };
-/// Parses Checkpoint::extra as written by Trainer::save; `path` names the file in errors.
-TrainRecord parse_train_record(const std::string& extra, const std::string& path);
+/// Reads the record Trainer::save wrote into `checkpoint` (the options from
+/// Checkpoint::train_options, or from `extra` in files written before
+/// those); `path` names the file in errors.
+TrainRecord parse_train_record(const Checkpoint& checkpoint, const std::string& path);
 
 }  // namespace gpt2

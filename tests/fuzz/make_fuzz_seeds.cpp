@@ -37,13 +37,15 @@ int main(int argc, char** argv) {
   gpt2::save_llmc((dir / "llmc" / "v3.bin").string(), *model);
   gpt2::save_llmc((dir / "llmc" / "v5.bin").string(), *model, gpt2::LlmcDtype::kBFloat16);
   gpt2::save_checkpoint((dir / "checkpoint" / "model.pt").string(), *model);
-  // With training state: AdamW moments (a nested archive), RNG state, extra text.
+  // With training state: AdamW moments (a nested archive), RNG state, extra
+  // text, a table of options (a metadata sub-module).
   torch::optim::AdamW adamw(model->unique_parameters(), torch::optim::AdamWOptions(1e-3));
   model->forward(torch::zeros({1, 4}, torch::kLong), torch::zeros({1, 4}, torch::kLong))
       .loss.backward();
   adamw.step();
   gpt2::save_checkpoint((dir / "checkpoint" / "trained.pt").string(), *model,
-                        {1, &adamw, torch::ones({4}, torch::kUInt8), "{\"lr\": 0.001}"});
+                        {1, &adamw, torch::ones({4}, torch::kUInt8), "{\"lr\": 0.001}",
+                         {{"lr", 0.001}, {"seed", int64_t{5}}, {"name", std::string("x")}}});
   std::cout << "seeds written to " << dir.string() << "\n";
   return 0;
 }

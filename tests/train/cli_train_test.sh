@@ -1,9 +1,14 @@
 #!/bin/sh
 # `gpt2 train` as a user runs it, on a tiny model and the shipped corpus.
-#   cli_train_test.sh GPT2 CORPUS WORKDIR resume|nan|signal
+#   cli_train_test.sh GPT2 CORPUS WORKDIR resume|resume_flags|nan|signal
 # resume: 6 steps in one process == 3 steps, exit, --resume, 3 more (losses
 #         in log.csv and every weight, bit for bit; weights compared by
 #         Debian's python3-torch).
+# resume_flags: the first run's command with --resume appended resumes
+#         (model flags equal to the checkpoint's, one spelled otherwise:
+#         --dropout 1e-1 for 0.1), the recipe readable from Python; a model
+#         flag or --preset that differs exits 2 naming the flag and both
+#         values, and leaves the checkpoint alone.
 # nan:    steps 5-7 get a NaN loss, --max-skips 3: exit 3, the checkpoint is
 #         still step 4's, the log shows the skipped steps.
 # signal: SIGTERM once the log shows a step: exit 0, a checkpoint of the last
@@ -34,6 +39,29 @@ bad = [k for k in a if not torch.equal(a[k], b[k])]
 assert not bad, bad
 print("weights: %d tensors bit-identical" % len(a))'
   echo "resume: 6 losses and all weights bit-identical"
+  ;;
+resume_flags)
+  "$gpt2" train $tiny --out r --max-steps 2 --lr-decay-steps 4 >r1.txt
+  "$gpt2" train $tiny --out r --max-steps 4 --lr-decay-steps 4 --dropout 1e-1 --resume >r2.txt
+  grep -q "resumed   r/ckpt.pt at step 2" r2.txt
+  test "$(ckpt_step r/ckpt.pt)" -eq 4
+  # Python reads the recipe where the config is: typed attributes of the metadata.
+  /usr/bin/python3 -c '
+import torch
+meta = torch.jit.load("r/ckpt.pt").gpt2
+assert (meta.n_layer, meta.dropout, meta.train_options.max_steps) == (2, 0.1, 4), meta.train_options'
+  refused() {  # refused WANT ARGS...: exit 2, WANT on stderr, the checkpoint unchanged
+    want=$1; shift
+    rc=0; "$gpt2" train "$@" >refused.txt 2>refused.err || rc=$?
+    cat refused.err
+    test $rc -eq 2 && grep -qF -- "$want" refused.err && test "$(ckpt_step r/ckpt.pt)" -eq 4
+  }
+  refused "--n-layer 3 differs from the checkpoint's n_layer 2 (r/ckpt.pt); a resumed run keeps its model" \
+    $tiny --out r --max-steps 6 --n-layer 3 --resume
+  refused "--no-bias differs from the checkpoint's bias true (r/ckpt.pt)" --out r --resume --no-bias
+  refused "--preset gpt2 (its block_size 1024) differs from the checkpoint's block_size 16" \
+    --out r --resume --preset gpt2
+  echo "resume_flags: equal model flags resumed; differing ones refused naming flag and both values"
   ;;
 nan)
   rc=0

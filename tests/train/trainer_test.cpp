@@ -1,6 +1,7 @@
 // The training run: exact resume, the non-finite guard, eval mode.
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <torch/types.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/loop.h"
+#include "gpt2/train/optim.h"
 #include "gpt2/train/trainer.h"
 #include "test_util.h"
 
@@ -66,8 +68,49 @@ TEST(Trainer, ResumeFromCheckpointIsBitIdentical) {
   torch::manual_seed(999);  // a new process's generator is elsewhere
 
   Checkpoint c = load_checkpoint(run.dir / "ckpt.pt");
-  Trainer second(c.model, parse_train_record(c.extra, "ckpt").options, run.data);
+  Trainer second(c.model, parse_train_record(c, "ckpt").options, run.data);
   second.restore(c, run.dir / "ckpt.pt");
+  EXPECT_EQ(second.steps_done(), 3);
+  for (int i = 3; i < 6; ++i) EXPECT_EQ(second.step().loss, losses[i]) << "step " << i + 1;
+  expect_same_weights(*one.model, *second.model);
+}
+
+// A checkpoint as Trainer::save wrote it before the options were typed
+// attributes (TrainingState::train_options): the options as texts in
+// extra's "trainer_options". It resumes, bit for bit, as the new form does.
+TEST(Trainer, CheckpointWithTheOptionsInExtraStillResumes) {
+  TinyRun run;
+  Trainer one(run.model(), TinyRun::options(), run.data);
+  std::vector<double> losses;
+  for (int i = 0; i < 6; ++i) losses.push_back(one.step().loss);
+  Trainer first(run.model(), TinyRun::options(), run.data);
+  for (int i = 0; i < 3; ++i) first.step();
+  first.save(run.dir / "new.pt");
+  const Checkpoint written = load_checkpoint(run.dir / "new.pt");
+  ASSERT_FALSE(written.train_options.empty());
+  {
+    // The old writer: the same weights, optimizer state and generators.
+    const TrainOptions& o = TinyRun::options();
+    auto optimizer = configure_optimizers(
+        *written.model,
+        torch::optim::AdamWOptions(o.lr()).betas({o.beta1(), o.beta2()}).weight_decay(o.weight_decay()));
+    load_optimizer_state(run.dir / "new.pt", *optimizer);
+    nlohmann::json options;
+    for (const auto& [field, text] : field_texts(o)) options[field.key] = text;
+    const nlohmann::json record = {{"trainer_options", options}, {"data_dir", run.data},
+                                   {"best_val_step", -1}, {"best_val_loss", nullptr}};
+    save_checkpoint(run.dir / "old.pt", *written.model,
+                    {written.step, optimizer.get(), written.rng_state, record.dump(), {}});
+  }
+  torch::manual_seed(999);
+
+  Checkpoint c = load_checkpoint(run.dir / "old.pt");
+  EXPECT_TRUE(c.train_options.empty());
+  const TrainRecord record = parse_train_record(c, run.dir / "old.pt");
+  EXPECT_TRUE(field_differences(record.options, TinyRun::options()).empty()) << to_string(record.options);
+  EXPECT_EQ(record.data_dir, run.data);
+  Trainer second(c.model, record.options, record.data_dir);
+  second.restore(c, run.dir / "old.pt");
   EXPECT_EQ(second.steps_done(), 3);
   for (int i = 3; i < 6; ++i) EXPECT_EQ(second.step().loss, losses[i]) << "step " << i + 1;
   expect_same_weights(*one.model, *second.model);

@@ -2,10 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-
 #include <fmt/ostream.h>
 
-#include <algorithm>
 #include <ostream>
 
 #include "gpt2/io/model_source.h"
@@ -16,64 +14,37 @@ namespace {
 // The command's seed when none is given, so that a run is repeatable.
 constexpr uint64_t kDefaultSeed = 1337;
 
-std::string flag_of(const ConfigField& f, bool negated) {
-  return fmt::format("--{}{}", negated ? "no-" : "", f.flag);
-}
-
 }  // namespace
 
 std::vector<CLI::Option*> ModelFlags::add_to(CLI::App& app, const std::vector<std::string>& skip) {
   std::vector<CLI::Option*> added;
   added.push_back(app.add_option("--preset", preset, "Model sizes to start from")
                       ->check(CLI::IsMember(preset_choices))
+                      ->each([this](const std::string&) { preset_given = true; })
                       ->capture_default_str());
-  GPTConfig defaults;
-  defaults.init().seed(kDefaultSeed);
-  for (const auto& [field, text] : field_texts(defaults)) {
-    const std::string key = field.key;
-    if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
-    if (text == "true" || text == "false") {
-      // A switch: --no-bias turns off what defaults on, --x turns on.
-      const bool negated = text == "true";
-      added.push_back(app.add_flag_callback(
-          flag_of(field, negated), [this, key, negated] { set(key, negated ? "false" : "true"); },
-          fmt::format("{}: {} (default {})", field.help, negated ? "off" : "on",
-                      negated ? "on" : "off")));
-      continue;
-    }
-    added.push_back(
-        app.add_option_function<std::string>(
-               flag_of(field, false), [this, key](const std::string& value) { set(key, value); },
-               fmt::format("{} (default: {})", field.help,
-                           field.architecture || key == "dropout" ? "the preset's" : text))
-            ->type_name("VALUE"));
+  std::vector<GPTConfig> presets;
+  for (const auto& name : preset_choices) {
+    presets.push_back(preset_config(name));
+    presets.back().init().seed(kDefaultSeed);
+  }
+  for (CLI::Option* option : add_field_flags(app, flag_specs(presets), fields, skip, default_notes)) {
+    added.push_back(option);
   }
   return added;
 }
 
 ModelFlags& ModelFlags::set(const std::string& key, const std::string& text) {
-  overrides.emplace_back(key, text);
+  const auto field = find_field(GPTConfig(), key);
+  fields.set(key, text, field && field->flag ? fmt::format("--{}", field->flag) : key);
   return *this;
 }
 
-GPTConfig ModelFlags::config() const { return config_from(GPTConfig::preset(preset)); }
-
-bool ModelFlags::has(const std::string& key) const {
-  return std::any_of(overrides.begin(), overrides.end(),
-                     [&key](const auto& o) { return o.first == key; });
-}
+GPTConfig ModelFlags::config() const { return config_from(preset_config(preset)); }
 
 GPTConfig ModelFlags::config_from(GPTConfig base) const {
   GPTConfig c = std::move(base);
   c.init().seed(kDefaultSeed);
-  for (const auto& [key, text] : overrides) {
-    const auto fields = field_texts(c);
-    auto field = std::find_if(fields.begin(), fields.end(),
-                              [&key = key](const auto& f) { return key == f.first.key; });
-    const std::string shown =
-        field == fields.end() ? key : flag_of(field->first, false);
-    set_field(c, key, text, shown);
-  }
+  fields.apply_to(c);
   c.validate();
   return c;
 }

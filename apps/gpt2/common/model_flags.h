@@ -1,15 +1,18 @@
 #pragma once
 // Flags that choose a model: a preset, and an override flag for every field
-// of GPTConfig's field table (--n-layer, --gelu, --no-bias, --seed, ...).
-// Shared by every subcommand that builds a model.
+// of GPTConfig's field table (--n-layer, --gelu, --no-bias, --seed, ...),
+// made by the one builder of field flags (field_flags.h). Shared by every
+// subcommand that builds a model.
 
 #include <CLI/App.hpp>
 
+#include <functional>
 #include <iosfwd>
+#include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "apps/gpt2/common/field_flags.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
 
@@ -21,15 +24,22 @@ struct ModelFlags {
   std::string preset = "gpt2";
   /// The names --preset accepts.
   std::vector<std::string> preset_choices = GPTConfig::preset_names();
-  /// Field overrides in the order given: (ConfigField::key, text).
-  std::vector<std::pair<std::string, std::string>> overrides;
+  /// The config of a preset name (a command with other presets replaces it).
+  std::function<GPTConfig(const std::string&)> preset_config = &GPTConfig::preset;
+  /// What --help says a field's default is where the presets do not say it
+  /// (`{"vocab_size", "the data's"}`).
+  std::map<std::string, std::string> default_notes;
+  /// Whether --preset was given.
+  bool preset_given = false;
+  /// Field overrides.
+  FieldFlags fields;
 
   /// Adds --preset and one flag per config field to `app`, but for the
   /// fields keyed in `skip` (a command whose own flag has the same name);
   /// returns them, so a command can make another flag exclude them. `app`
   /// must not outlive this object.
   std::vector<CLI::Option*> add_to(CLI::App& app, const std::vector<std::string>& skip = {});
-  /// Records an override as a flag would (`set("n_layer", "3")`).
+  /// Records an override as its flag would (`set("n_layer", "3")`).
   ModelFlags& set(const std::string& key, const std::string& text);
   /// The preset, init seed 1337, then every override; throws ConfigError
   /// naming the flag if a value or the result is invalid.
@@ -37,7 +47,7 @@ struct ModelFlags {
   /// As config(), starting from `base` instead of the preset's config.
   GPTConfig config_from(GPTConfig base) const;
   /// Whether an override of the field `key` was given.
-  bool has(const std::string& key) const;
+  bool has(const std::string& key) const { return fields.has(key); }
 };
 
 /// The model in `path` (any format load_model reads), printing each of the

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "apps/gpt2/train/launch.h"
+#include "apps/gpt2/train/run_config.h"
 #include "apps/gpt2/plot/loss_plot.h"
 #include "apps/gpt2/common/progress.h"
 #include "apps/gpt2/common/runtime.h"
@@ -26,16 +27,6 @@
 
 namespace gpt2::app {
 namespace {
-
-TrainOptions with_overrides(TrainOptions o, const TrainFlags& flags) {
-  for (const auto& [key, text] : flags.train_overrides) {
-    std::string flag = key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    set_train_field(o, key, text, "--" + flag);
-  }
-  o.validate();
-  return o;
-}
 
 // The data folder: --data, or the shipped corpus prepared once into OUT
 // (by each machine's local rank 0 while its other ranks wait).
@@ -85,38 +76,37 @@ int run_train(const TrainFlags& flags) {
   if (lead) std::filesystem::create_directories(flags.out);
   const std::string ckpt = flags.out + "/ckpt.pt", log_path = flags.out + "/log.csv";
   const TrainPreset preset = train_preset(flags.model.preset);
-  std::unique_ptr<Trainer> trainer;
+  std::optional<Checkpoint> c;
+  std::optional<SavedRun> saved;
+  std::string data;
   if (flags.resume) {
     if (!std::filesystem::exists(ckpt)) {
       throw FileError(fmt::format("nothing to resume: no checkpoint '{}'", ckpt));
     }
-    Checkpoint c = load_checkpoint(ckpt);
-    const TrainRecord record = parse_train_record(c.extra, ckpt);
-    trainer = std::make_unique<Trainer>(c.model, with_overrides(record.options, flags),
-                                        flags.data.empty() ? record.data_dir : flags.data, dp);
-    trainer->restore(c, ckpt);
-    fmt::print(out, "resumed   {} at step {}\n", ckpt, c.step);
+    c.emplace(load_checkpoint(ckpt));
+    const TrainRecord record = parse_train_record(*c, ckpt);
+    saved = SavedRun{c->model->config, record.options, ckpt};
+    data = flags.data.empty() ? record.data_dir : flags.data;
   } else {
-    const std::string data = data_dir(flags, preset.tokenizer, dp.get());
-    const DatasetMeta meta = read_dataset_meta(data);
-    GPTConfig config = flags.model.config_from(preset.model);
-    if (!flags.model.has("vocab_size")) config.vocab_size(meta.vocab_size);
-    if (config.vocab_size() < meta.vocab_size) {
-      throw ConfigError(fmt::format("--vocab-size {} is smaller than the data's {} ids ({})",
-                                    config.vocab_size(), meta.vocab_size, data));
-    }
-    config.validate();
-    TrainOptions options = preset.train;
-    options.seed(config.init().seed().value_or(options.seed()));
+    data = data_dir(flags, preset.tokenizer, dp.get());
+  }
+  const DatasetMeta meta = read_dataset_meta(data);
+  const RunConfig run = resolve_run_config(preset, flags.model, flags.train, meta, data,
+                                           saved ? &*saved : nullptr);
+  std::unique_ptr<Trainer> trainer;
+  if (c) {
+    trainer = std::make_unique<Trainer>(c->model, run.train, data, dp);
+    trainer->restore(*c, ckpt);
+    fmt::print(out, "resumed   {} at step {}\n", ckpt, c->step);
+  } else {
     if (std::filesystem::exists(ckpt)) {
       fmt::print(out, "fresh     replacing {} (continue a run with --resume)\n", ckpt);
     }
-    trainer = std::make_unique<Trainer>(GPT(config), with_overrides(options, flags), data, dp);
+    trainer = std::make_unique<Trainer>(GPT(run.model), run.train, data, dp);
   }
   Trainer& t = *trainer;
   const TrainOptions& o = t.options();
   const GPTConfig& config = t.model->config;
-  const DatasetMeta meta = read_dataset_meta(t.data_dir());
   const RuntimeInfo rt = runtime_info();
   const int64_t world = dp ? dp->world_size() : 1;
   fmt::print(out, "config    {}\n", to_string(config));
@@ -191,22 +181,18 @@ void add_train_command(CLI::App& app, int* rc) {
   CLI::App* cmd = app.add_subcommand("train", "Train a model (nanoGPT's recipe); see the README");
   flags->model.preset = "nano";
   flags->model.preset_choices = train_preset_names();
-  const auto model_options = flags->model.add_to(*cmd);
+  flags->model.preset_config = [](const std::string& name) { return train_preset(name).model; };
+  flags->model.default_notes = {{"vocab_size", "the data's"}};
+  flags->model.add_to(*cmd);
   cmd->add_option("--data", flags->data, "Prepared data folder (default: the shipped corpus)");
   cmd->add_option("--out", flags->out, "Folder for ckpt.pt, log.csv, loss.svg")->capture_default_str();
-  CLI::Option* resume = cmd->add_flag("--resume", flags->resume, "Continue OUT/ckpt.pt");
-  for (CLI::Option* option : model_options) resume->excludes(option);
+  cmd->add_flag("--resume", flags->resume,
+                "Continue OUT/ckpt.pt (model flags must match it; training flags override its "
+                "recipe)");
   cmd->add_option("--sample-tokens", flags->sample_tokens, "Tokens sampled after training");
-  for (const auto& [field, text] : train_field_texts(TrainOptions())) {
-    if (!field.flag) continue;
-    const std::string key = field.key;
-    cmd->add_option_function<std::string>(
-           fmt::format("--{}", field.flag),
-           [flags, key](const std::string& v) { flags->train_overrides.emplace_back(key, v); },
-           fmt::format("{} (default: the preset's)", field.help))
-        ->type_name("VALUE")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  }
+  std::vector<TrainOptions> recipes;
+  for (const auto& name : train_preset_names()) recipes.push_back(train_preset(name).train);
+  add_field_flags(*cmd, flag_specs(recipes), flags->train);
   cmd->add_option("--nproc", flags->nproc, "Data-parallel: start N local workers (torchrun's way)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--dist-timeout", flags->dist_timeout,

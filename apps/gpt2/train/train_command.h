@@ -9,9 +9,9 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "apps/gpt2/common/field_flags.h"
 #include "apps/gpt2/common/model_flags.h"
 
 namespace gpt2::app {
@@ -27,12 +27,13 @@ struct TrainFlags {
   std::string data;
   /// Folder of ckpt.pt, log.csv and loss.svg.
   std::string out = "out";
-  /// Continue OUT/ckpt.pt with its options (flags given override them).
+  /// Continue OUT/ckpt.pt with its model and options (model flags given must
+  /// match the checkpoint's; training flags given override its options).
   bool resume = false;
   /// Tokens to sample after training; -1: the preset's.
   int64_t sample_tokens = -1;
-  /// TrainOptions overrides in the order given: (TrainField::key, text).
-  std::vector<std::pair<std::string, std::string>> train_overrides;
+  /// TrainOptions overrides.
+  FieldFlags train;
   /// Data-parallel: local workers to start (1: this process trains).
   int64_t nproc = 1;
   /// Data-parallel: seconds to wait for the others to join, and at each collective.

@@ -1,60 +1,37 @@
-#include <fmt/format.h>
-
-#include <optional>
-#include <type_traits>
-
 #include "gpt2/io/checkpoint/checkpoint_fields.h"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <type_traits>
+
 namespace gpt2::detail {
-namespace {
 
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, int64_t v) {
-  meta.write(f.key, v);
-}
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, bool v) {
-  meta.write(f.key, v);
-}
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, double v) {
-  meta.write(f.key, v);
-}
-template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f, Enum v) {
-  meta.write(f.key, to_string(v));
-}
-void write_field(torch::serialize::OutputArchive& meta, const ConfigField& f,
-                 const std::optional<uint64_t>& v) {
-  meta.write(f.presence_key, v.has_value());
-  meta.write(f.key, static_cast<int64_t>(v.value_or(0)));
-}
-
-// Reads one attribute, naming the field when it is missing or of the wrong type.
-const PValue& attribute(const PValue& meta, const char* key, PValue::Kind kind) {
-  const PValue* v = meta_field(meta, key, kind);
-  if (!v) throw std::runtime_error(fmt::format("it has no {} field", key));
-  return *v;
-}
-void read_field(const PValue& meta, const ConfigField& f, int64_t& v) {
-  v = attribute(meta, f.key, PValue::Kind::kInt).i;
-}
-void read_field(const PValue& meta, const ConfigField& f, bool& v) {
-  v = attribute(meta, f.key, PValue::Kind::kBool).b;
-}
-void read_field(const PValue& meta, const ConfigField& f, double& v) {
-  v = attribute(meta, f.key, PValue::Kind::kFloat).f;
-}
-void read_field(const PValue& meta, const ConfigField& f, Gelu& v) {
-  v = gelu_from_string(attribute(meta, f.key, PValue::Kind::kString).s);
-}
-void read_field(const PValue& meta, const ConfigField& f, ResidualScale& v) {
-  v = residual_scale_from_string(attribute(meta, f.key, PValue::Kind::kString).s);
-}
-void read_field(const PValue& meta, const ConfigField& f, std::optional<uint64_t>& v) {
-  v.reset();
-  if (attribute(meta, f.presence_key, PValue::Kind::kBool).b) {
-    v = static_cast<uint64_t>(attribute(meta, f.key, PValue::Kind::kInt).i);
+void write_fields(torch::serialize::OutputArchive& meta, const StoredFields& fields) {
+  for (const auto& [key, value] : fields) {
+    std::visit([&meta, &key = key](const auto& v) { meta.write(key, c10::IValue(v)); }, value);
   }
 }
-}  // namespace
+
+void write_module(torch::serialize::OutputArchive& meta, const char* key, const StoredFields& fields) {
+  torch::serialize::OutputArchive module;
+  write_fields(module, fields);
+  meta.write(key, module);
+}
+
+StoredFields read_fields(const PValue& meta) {
+  StoredFields out;
+  for (const auto& [key, v] : meta.entries) {
+    switch (v->kind) {
+      case PValue::Kind::kInt: out.emplace_back(key, v->i); break;
+      case PValue::Kind::kBool: out.emplace_back(key, v->b); break;
+      case PValue::Kind::kFloat: out.emplace_back(key, v->f); break;
+      case PValue::Kind::kString: out.emplace_back(key, v->s); break;
+      default: break;  // tensors, dicts, modules: not table fields
+    }
+  }
+  return out;
+}
 
 const PValue* meta_field(const PValue& meta, const char* key, PValue::Kind kind) {
   const PValue* v = meta.get(key);
@@ -65,16 +42,6 @@ const PValue* meta_field(const PValue& meta, const char* key, PValue::Kind kind)
                                          want.describe()));
   }
   return v;
-}
-
-void write_config(torch::serialize::OutputArchive& meta, const GPTConfig& config) {
-  for_each_field(config, [&meta](const ConfigField& f, const auto& v) { write_field(meta, f, v); });
-}
-
-GPTConfig read_config(const PValue& meta) {
-  GPTConfig config;
-  for_each_field(config, [&meta](const ConfigField& f, auto& v) { read_field(meta, f, v); });
-  return config;
 }
 
 }  // namespace gpt2::detail

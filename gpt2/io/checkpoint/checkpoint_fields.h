@@ -1,28 +1,27 @@
 #pragma once
-// GPTConfig as attributes of a checkpoint's "gpt2" metadata module, one per
-// field of the table (for_each_field): int64, bool, double, enums by name,
-// an optional seed as a presence flag plus its uint64 bits in an int64.
+// A field table (gpt2/model/field_table.h) as typed attributes of a
+// checkpoint's metadata module: each StoredValue as an int, bool, float or
+// str attribute. GPTConfig's fields are attributes of the "gpt2" module,
+// the trainer's options those of its "train_options" sub-module.
 
 #include <torch/serialize/output-archive.h>
 
-#include <string>
-#include <string_view>
-
 #include "gpt2/io/checkpoint/pickle.h"
-#include "gpt2/model/config.h"
+#include "gpt2/model/fields.h"
 
 namespace gpt2::detail {
 
-/// Writes every field of `config` into `meta`.
-void write_config(torch::serialize::OutputArchive& meta, const GPTConfig& config);
+/// Writes each of `fields` into `meta` as an attribute of its type.
+void write_fields(torch::serialize::OutputArchive& meta, const StoredFields& fields);
+/// Writes `fields` as the attributes of a sub-module `key` of `meta`.
+void write_module(torch::serialize::OutputArchive& meta, const char* key, const StoredFields& fields);
+
+/// The int, bool, float and str attributes of the metadata object `meta`, in
+/// order (load_fields reads a table from them and names what is missing).
+StoredFields read_fields(const PValue& meta);
 
 /// Metadata attribute `key` of `kind`, or nullptr when absent; throws
 /// std::runtime_error naming the field when it has another kind.
 const PValue* meta_field(const PValue& meta, const char* key, PValue::Kind kind);
-
-/// Reads every field from the metadata object; throws std::runtime_error
-/// naming a field that is missing or of the wrong type (ConfigError for a
-/// bad enum spelling).
-GPTConfig read_config(const PValue& meta);
 
 }  // namespace gpt2::detail

@@ -1,0 +1,64 @@
+#include "apps/gpt2/train/run_config.h"
+
+#include <fmt/format.h>
+
+#include "gpt2/error.h"
+
+namespace gpt2::app {
+namespace {
+
+// Step 3's rule: the model's vocabulary holds every id of the data.
+void check_vocabulary(int64_t vocab_size, const std::string& what, const DatasetMeta& data,
+                      const std::string& data_dir) {
+  if (vocab_size < data.vocab_size) {
+    throw ConfigError(fmt::format("{} {} is smaller than the data's {} ids ({})", what, vocab_size,
+                                  data.vocab_size, data_dir));
+  }
+}
+
+// Step 4's rule: the flags given describe the checkpoint's model.
+void check_model_flags(const TrainPreset& preset, const ModelFlags& flags, const SavedRun& saved) {
+  const auto refuse = [&saved](const std::string& given, const FieldDifference& d) {
+    throw ConfigError(fmt::format("{} differs from the checkpoint's {} {} ({}); a resumed run keeps "
+                                  "its model", given, d.field.key, d.second, saved.path));
+  };
+  for (const FieldFlags::Given& g : flags.fields.given) {
+    GPTConfig flagged = saved.model;
+    set_field(flagged, g.key, g.text, g.flag);
+    for (const auto& d : field_differences(flagged, saved.model)) refuse(FieldFlags::spelled(g), d);
+  }
+  if (!flags.preset_given) return;
+  for (const auto& d : field_differences(preset.model, saved.model)) {
+    // The data decides the vocabulary (step 3); a flag given was checked above.
+    if (!d.field.architecture || d.field.key == std::string("vocab_size") ||
+        flags.has(d.field.key)) {
+      continue;
+    }
+    refuse(fmt::format("--preset {} (its {} {})", flags.preset, d.field.key, d.first), d);
+  }
+}
+
+}  // namespace
+
+RunConfig resolve_run_config(const TrainPreset& preset, const ModelFlags& model_flags,
+                             const FieldFlags& train_flags, const DatasetMeta& data,
+                             const std::string& data_dir, const SavedRun* saved) {
+  RunConfig run{preset.model, preset.train};
+  if (saved) {
+    check_model_flags(preset, model_flags, *saved);
+    run = {saved->model, saved->train};
+    check_vocabulary(run.model.vocab_size(),
+                     fmt::format("the checkpoint's vocab_size ({})", saved->path), data, data_dir);
+  } else {
+    run.model = model_flags.config_from(run.model);
+    run.train.seed(run.model.init().seed().value_or(run.train.seed()));
+    if (!model_flags.has("vocab_size")) run.model.vocab_size(data.vocab_size);
+    check_vocabulary(run.model.vocab_size(), "--vocab-size", data, data_dir);
+    run.model.validate();
+  }
+  train_flags.apply_to(run.train);
+  run.train.validate();
+  return run;
+}
+
+}  // namespace gpt2::app

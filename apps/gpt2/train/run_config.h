@@ -1,0 +1,54 @@
+#pragma once
+// The one place `gpt2 train` decides what a run trains: the model's config
+// and the recipe, from the preset, the flags, the data and, on --resume,
+// the checkpoint.
+
+#include <string>
+
+#include "apps/gpt2/common/field_flags.h"
+#include "apps/gpt2/common/model_flags.h"
+#include "apps/gpt2/common/train_presets.h"
+#include "gpt2/model/config.h"
+#include "gpt2/train/dataset.h"
+#include "gpt2/train/train_options.h"
+
+namespace gpt2::app {
+
+/// The config and recipe a checkpoint holds, for a resumed run.
+struct SavedRun {
+  /// The checkpoint's model config.
+  GPTConfig model;
+  /// The recipe it was trained with.
+  TrainOptions train;
+  /// The checkpoint's path, for messages.
+  std::string path;
+};
+
+/// What a run trains.
+struct RunConfig {
+  /// The model's config.
+  GPTConfig model;
+  /// The recipe.
+  TrainOptions train;
+};
+
+/// Resolves a run's config, in this order:
+///  1. the preset: its model and its recipe;
+///  2. the flags: the model flags over the preset's model (init seed 1337
+///     unless --seed is given), the run's seed from the model's seed, then
+///     the training flags over the recipe;
+///  3. the data's vocabulary: vocab_size becomes the data's ids unless
+///     --vocab-size is given, and may not be smaller than them;
+///  4. on resume (`saved` set), the checkpoint: its model replaces 1-3's.
+///     Each model flag given must equal the checkpoint's value (compared as
+///     values: --dropout 1e-1 equals 0.1), and a --preset given must agree
+///     with its architecture (all but the vocabulary); otherwise a
+///     ConfigError names the flag and both values. Its recipe replaces the
+///     preset's, and the training flags given override it (a longer
+///     --max-steps, another --grad-accum).
+/// Throws ConfigError for any value or result that is not valid.
+RunConfig resolve_run_config(const TrainPreset& preset, const ModelFlags& model_flags,
+                             const FieldFlags& train_flags, const DatasetMeta& data,
+                             const std::string& data_dir, const SavedRun* saved = nullptr);
+
+}  // namespace gpt2::app
