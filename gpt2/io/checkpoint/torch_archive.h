@@ -1,7 +1,8 @@
 #pragma once
 // The validating gate in front of LibTorch's archive loader: a TorchScript
 // zip archive as torch::serialize::OutputArchive writes it, checked whole
-// before anything else reads it. Zip structure (ZipReader); the record set
+// before anything else reads it. Zip structure (ZipReader, on libzip; the
+// CRC-32 of a storage record when its tensor is read); the record set
 // (version, constants.pkl, data.pkl, one code/ class per archive level with
 // its .debug_pkl, data/N storages, nothing else); each code record exactly
 // as LibTorch prints an archive class (parsed, printed again and compared
@@ -15,7 +16,6 @@
 #include <torch/types.h>
 
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,10 +43,18 @@ class TorchArchive {
   torch::Tensor tensor(const PickledTensor& t) const;
   /// Whether `t`'s storage record fails its zip CRC-32 (the caller names
   /// the tensor; every other record's CRC is checked at construction).
-  bool damaged(const PickledTensor& t) const { return damaged_.count(t.storage_key) > 0; }
+  /// Reads the storage, which tensor() then reuses.
+  bool damaged(const PickledTensor& t) const { return !storage(t).crc_ok; }
 
  private:
+  // A storage record read once, with whether it matched its CRC-32.
+  struct Storage {
+    torch::Tensor data;
+    bool crc_ok = false;
+  };
+
   [[noreturn]] void fail(const std::string& rule) const;
+  const Storage& storage(const PickledTensor& t) const;
   void check_object(const PValue& object, const std::string& where);
   void check_value(const PValue& v, const std::string& type, const std::string& where);
   void check_tensor(const PickledTensor& t, const std::string& where);
@@ -59,9 +67,8 @@ class TorchArchive {
   std::map<std::string, ArchiveClass> classes_;  // by "__torch__.___torch_mangle_3.Module"
   std::map<std::string, int> class_uses_;
   std::map<std::string, const PickledTensor*> storages_;  // first view of each key
-  std::set<std::string> damaged_;  // storage keys failing their CRC
   PValue::Ptr root_;
-  mutable std::map<std::string, torch::Tensor> loaded_;  // by storage key
+  mutable std::map<std::string, Storage> loaded_;  // by storage key
 };
 
 }  // namespace gpt2::detail

@@ -1,16 +1,26 @@
 #pragma once
-// A strict reader of the zip archives LibTorch's PyTorchStreamWriter (miniz)
-// writes, for bytes nobody vouches for. Everything is checked against the
-// buffer before it is used: the end-of-central-directory record (zip64
-// included), every central entry, its local header and data descriptor, no
-// two records overlapping, methods stored or deflate, and each record's
-// CRC-32. LibTorch's own reader (miniz through PyTorchStreamReader) leaked
-// and crashed on fuzzed archives, so checkpoint bytes pass this first.
+// The zip layer of the checkpoint gate, on libzip (Debian's libzip 1.7),
+// for bytes nobody vouches for. libzip opens the archive with ZIP_CHECKCONS:
+// the end record (zip64 included) right after the central directory and at
+// the end of the file, every central entry parsed, its local header equal to
+// it, no record past the directory, no repeated name; reading checks each
+// record's size and CRC-32. On top of libzip's view this reader adds what the
+// gate needs from the zip layer: no archive comment (so the end record is the
+// file's last 22 bytes, the one miniz also takes: the optimizer state still
+// reaches LibTorch), stored or deflate only, no encryption, stored sizes that
+// agree, at most 65,535 records, records that fit the file without overlap
+// (headers and data together no larger than it, so what a load allocates is
+// bounded by the file), and a bound on each deflated record. LibTorch's own
+// reader (miniz through PyTorchStreamReader) leaked and crashed on fuzzed
+// archives, so checkpoint bytes pass this first.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+struct zip;  // libzip's zip_t
 
 namespace gpt2::detail {
 
@@ -18,8 +28,8 @@ namespace gpt2::detail {
 struct ZipRecord {
   /// Full name inside the archive ("archive/data.pkl").
   std::string name;
-  /// Offset of the record's (possibly compressed) bytes in the archive.
-  uint64_t data_offset = 0;
+  /// libzip's index of the record (central-directory order).
+  uint64_t index = 0;
   /// Stored and uncompressed sizes in bytes.
   uint64_t compressed_size = 0, size = 0;
   /// 0 stored, 8 deflate.
@@ -28,38 +38,42 @@ struct ZipRecord {
   uint32_t crc32 = 0;
 };
 
-/// A zip archive over `bytes` (which must outlive it), checked whole at
-/// construction. Errors are FormatError naming `path` and the rule broken.
+/// A zip archive over `bytes` (which must outlive it), its directory checked
+/// at construction and each record when it is read. Errors are FormatError
+/// naming `path` and the rule broken. Not for concurrent reads (libzip's
+/// zip_t is not).
 class ZipReader {
  public:
-  /// Validates the archive; `max_inflated` bounds each deflated record.
-  /// With `verify_crcs` false a CRC mismatch is left to the caller (crc_ok),
-  /// who can name what the damaged record holds.
-  ZipReader(std::string_view bytes, std::string path, bool verify_crcs = true,
-            uint64_t max_inflated = 64ull << 20);
+  /// Opens and checks the directory; `max_inflated` bounds each deflated record.
+  ZipReader(std::string_view bytes, std::string path, uint64_t max_inflated = 64ull << 20);
 
   /// The records in central-directory order.
   const std::vector<ZipRecord>& records() const { return records_; }
   /// The record called `name`, or nullptr.
   const ZipRecord* find(std::string_view name) const;
-  /// A stored record's bytes, in place. Throws for a deflated one.
-  std::string_view stored(const ZipRecord& record) const;
-  /// A record's uncompressed bytes.
+  /// A record's uncompressed bytes; throws if they fail its CRC-32.
   std::string read(const ZipRecord& record) const;
-  /// Whether the record's bytes match its CRC-32.
-  bool crc_ok(const ZipRecord& record) const;
+  /// Writes the record's `record.size` uncompressed bytes to `out` (which
+  /// the caller allocates: a stored record's size lies inside the file, a
+  /// deflated one's is bounded by `max_inflated`) and says
+  /// whether they match its CRC-32, so that the caller can name what a
+  /// damaged record holds. Stored records go straight from the archive to
+  /// `out`: one copy, as a view into the archive plus a memcpy would be.
+  bool read_into(const ZipRecord& record, void* out) const;
 
  private:
-  [[noreturn]] void fail(const std::string& rule) const;
-  void read_directory(bool verify_crcs);
-  // Checks the local header (and descriptor) at `local_offset`; sets data_offset.
-  void check_record(ZipRecord& record, uint64_t local_offset, uint16_t flags, bool zip64) const;
-  std::string inflate(const ZipRecord& record) const;
+  struct Close {
+    void operator()(zip* archive) const;
+  };
 
-  std::string_view bytes_;
+  [[noreturn]] void fail(const std::string& rule) const;
+  void check_records();
+  void check_inflated_size(const ZipRecord& record) const;
+
   std::string path_;
+  uint64_t size_;  // of the archive, in bytes
   uint64_t max_inflated_;
-  uint64_t directory_offset_ = 0;
+  std::unique_ptr<zip, Close> zip_;
   std::vector<ZipRecord> records_;
 };
 
