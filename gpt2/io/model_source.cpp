@@ -1,10 +1,11 @@
 #include "gpt2/io/model_source.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "gpt2/error.h"
 #include "gpt2/file/read_file.h"
@@ -44,18 +45,18 @@ ModelFormat detect_model_format(const std::string& path) {
   if (fs::is_directory(p) || ext == ".safetensors" || path.back() == '/') return ModelFormat::kSafetensors;
   if (ext == ".bin") return ModelFormat::kLlmc;
   if (ext == ".pt") return ModelFormat::kCheckpoint;
-  require_regular_file(path);  // a FIFO, device or missing file, named
   // Told by the first bytes: llm.c's magic, or a safetensors header length
   // (8 bytes, little-endian) followed by '{'; anything else is read as a
   // checkpoint, whose reader names the file if it is not one.
+  const InputFile file(path);  // a FIFO, device or missing file, named
   char head[9] = {};
-  std::ifstream(path, std::ios::binary).read(head, sizeof head);
+  if (::read(file.fd(), head, sizeof head) < 0) throw file.error(errno_text(errno));
   int32_t magic = 0;
   std::memcpy(&magic, head, sizeof magic);
   if (magic == kLlmcMagic) return ModelFormat::kLlmc;
   uint64_t header = 0;
   for (int i = 7; i >= 0; --i) header = (header << 8) | static_cast<unsigned char>(head[i]);
-  if (head[8] == '{' && header < fs::file_size(p)) return ModelFormat::kSafetensors;
+  if (head[8] == '{' && header < file.size()) return ModelFormat::kSafetensors;
   return ModelFormat::kCheckpoint;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -15,6 +16,7 @@
 #include "apps/gpt2/plot/loss_plot.h"
 #include "apps/gpt2/common/progress.h"
 #include "apps/gpt2/common/runtime.h"
+#include "apps/gpt2/common/shipped_corpus.h"
 #include "apps/gpt2/common/stop_signal.h"
 #include "apps/gpt2/common/train_presets.h"
 #include "apps/gpt2/train/train_ranks.h"
@@ -33,12 +35,9 @@ namespace {
 std::string data_dir(const TrainFlags& flags, const std::string& tokenizer, DataParallel* dp) {
   if (!flags.data.empty()) return flags.data;
   const std::string dir = flags.out + "/data-" + tokenizer;
-  const bool preparer = !dp || dp->env().local_rank == 0;
-  if (preparer && !(std::filesystem::exists(dir + "/meta.json") &&
-                    read_dataset_meta(dir).tokenizer == tokenizer)) {
-    const DatasetMeta m = prepare_dataset({GPT2_SHIPPED_CORPUS}, dir, tokenizer);
-    fmt::print("prepared  {} -> {} ({}, {} ids): train {} tokens, val {}\n", GPT2_SHIPPED_CORPUS,
-               dir, tokenizer, m.vocab_size, m.train_tokens, m.val_tokens);
+  if (!dp || dp->env().local_rank == 0) {
+    prepare_shipped_corpus(dir, tokenizer, std::cout);
+    std::cout.flush();
   }
   if (dp) dp->any(false);  // a barrier: the data is there after it
   return dir;
