@@ -74,14 +74,18 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-/// The message of the FileError `f` throws, or "no FileError".
-inline std::string file_error_of(const std::function<void()>& f) {
+/// The message of the `Error` (a gpt2::Error type) `f` throws, or "no error".
+template <class Error>
+std::string error_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const FileError& e) {
+  } catch (const Error& e) {
     return e.what();
   }
-  return "no FileError";
+  return "no error";
 }
+
+/// The message of the FileError `f` throws, or "no error".
+inline std::string file_error_of(const std::function<void()>& f) { return error_of<FileError>(f); }
 
 }  // namespace gpt2::testing

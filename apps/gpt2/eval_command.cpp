@@ -4,13 +4,19 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <string_view>
 
 #include "gpt2/error.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/text/tokenizer.h"
+#include "gpt2/train/choices.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/evaluate.h"
 #include "gpt2/train/token_loader.h"
@@ -20,21 +26,72 @@ namespace {
 
 void print_score(const TokenScore& s, std::ostream& out) {
   fmt::print(out, "scored    {} tokens\n", s.tokens);
-  fmt::print(out, "loss      {:.4f} nats per token\n", s.mean_loss());
+  fmt::print(out, "loss      {:.6f} nats per token\n", s.mean_loss());
   fmt::print(out, "perplexity {:.4f}\n", s.perplexity());
+}
+
+// The tokenizer of --text and --choices: the data's with --data, else
+// GPT-2's BPE.
+struct Encoder {
+  std::string name;
+  std::function<std::vector<int32_t>(std::string_view)> encode;
+};
+
+Encoder encoder(const EvalFlags& flags) {
+  if (!flags.data.empty()) {
+    const DatasetMeta meta = read_dataset_meta(flags.data);
+    return {meta.tokenizer, text_codec(meta).encode};
+  }
+  auto bpe = std::make_shared<const Tokenizer>(
+      flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir));
+  return {"gpt2", [bpe](std::string_view text) { return bpe->encode(text); }};
+}
+
+void eval_choices(const EvalFlags& flags, GPTImpl& model, std::ostream& out) {
+  std::vector<ChoiceItem> items = read_choices(flags.choices);
+  const auto total = static_cast<int64_t>(items.size());
+  if (flags.max_items > 0 && flags.max_items < total) items.resize(flags.max_items);
+  const Encoder enc = encoder(flags);
+  size_t fewest = items[0].endings.size(), most = fewest;
+  for (const auto& item : items) {
+    fewest = std::min(fewest, item.endings.size());
+    most = std::max(most, item.endings.size());
+  }
+  fmt::print(out, "choices   {}: {} items of {}{}, {} endings each ({} tokenizer)\n", flags.choices,
+             items.size(), total, flags.max_items > 0 && flags.max_items < total ? " (the first)" : "",
+             fewest == most ? std::to_string(most) : fmt::format("{}-{}", fewest, most), enc.name);
+  out.flush();
+  // A live count on a terminal: a HellaSwag pass takes an hour on 2 cores.
+  const bool live = ::isatty(STDERR_FILENO) != 0;
+  const auto n = static_cast<int64_t>(items.size());
+  const ChoiceResult r = score_choices(model, items, enc.encode, [&](int64_t done) {
+    if (live && (done % 10 == 0 || done == n)) fmt::print(stderr, "\r{} of {} items", done, n);
+  });
+  if (live) fmt::print(stderr, "\n");
+  fmt::print(out, "acc       {:.4f} ({} of {}: the ending of lowest summed loss)\n", r.acc(),
+             r.correct, r.count);
+  fmt::print(out, "acc_norm  {:.4f} ({} of {}: the ending of lowest mean loss per token)\n",
+             r.acc_norm(), r.correct_norm, r.count);
 }
 
 }  // namespace
 
 int run_eval(const EvalFlags& flags, std::ostream& out) {
-  if (flags.text.empty() && flags.data.empty()) {
-    throw ConfigError("nothing to evaluate: give --text FILE or --data DIR");
+  if (flags.text.empty() && flags.data.empty() && flags.choices.empty()) {
+    throw ConfigError("nothing to evaluate: give --text FILE, --choices FILE or --data DIR");
+  }
+  if (!flags.text.empty() && !flags.choices.empty()) {
+    throw ConfigError("give one of --text and --choices, not both");
   }
   LoadedModel loaded = load_model_file(flags.model);
   GPT& model = loaded.model;
   for (const auto& note : loaded.notes) fmt::print(out, "note      {}\n", note);
   fmt::print(out, "model     {} ({}): {}\n", flags.model, to_string(loaded.format),
              to_string(model->config));
+  if (!flags.choices.empty()) {
+    eval_choices(flags, *model, out);
+    return 0;
+  }
   if (flags.text.empty()) {
     const TokenFile file(flags.data + "/" + flags.split + ".bin");
     fmt::print(out, "split     {}: {} tokens in windows of {}\n", file.path(), file.size(),
@@ -42,21 +99,13 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
     print_score(split_score(*model, file.data(), file.size()), out);
     return 0;
   }
-  std::vector<int32_t> ids;
-  std::string tokenizer = "gpt2";
   const std::string text = read_file(flags.text, "text");
-  if (!flags.data.empty()) {
-    const DatasetMeta meta = read_dataset_meta(flags.data);
-    tokenizer = meta.tokenizer;
-    ids = text_codec(meta).encode(text);
-  } else {
-    const Tokenizer bpe = flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
-    ids = bpe.encode(text);
-  }
+  const Encoder enc = encoder(flags);
+  const std::vector<int32_t> ids = enc.encode(text);
   const int64_t window = flags.window > 0 ? flags.window : model->config.block_size();
   const int64_t stride = flags.stride > 0 ? flags.stride : std::max<int64_t>(1, window / 2);
   fmt::print(out, "text      {}: {} tokens ({} tokenizer), window {}, stride {}\n", flags.text,
-             ids.size(), tokenizer, window, stride);
+             ids.size(), enc.name, window, stride);
   print_score(strided_score(*model, ids, stride, window), out);
   return 0;
 }
@@ -64,14 +113,20 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
 void add_eval_command(CLI::App& app, int* rc) {
   auto flags = std::make_shared<EvalFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "eval", "Perplexity of a text, or the loss over a whole prepared split, under a model");
+      "eval",
+      "Perplexity of a text, the loss over a whole prepared split, or multiple-choice accuracy");
   cmd->add_option("--model", flags->model,
                   "The model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c .bin)")
       ->required();
   cmd->add_option("--text", flags->text,
                   "Text to score by the strided sliding window (GPT-2's BPE unless --data)");
+  cmd->add_option("--choices", flags->choices,
+                  "JSON Lines of {\"ctx\", \"endings\", \"label\"} (HellaSwag's): acc and acc_norm");
+  cmd->add_option("--max-items", flags->max_items, "Score only the first N items of --choices")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--data", flags->data,
-                  "Prepared data folder: the loss over --split, or the tokenizer for --text");
+                  "Prepared data folder: the loss over --split, or the tokenizer for --text and "
+                  "--choices");
   cmd->add_option("--split", flags->split, "Which split of --data: val or train")
       ->check(CLI::IsMember({"val", "train"}))
       ->capture_default_str();

@@ -1,7 +1,7 @@
 #pragma once
 // `gpt2 eval`: a model measured on fixed tokens, so that two models compare
-// on exactly the same ones: the strided perplexity of a text, or the loss
-// over a whole prepared split.
+// on exactly the same ones: the strided perplexity of a text, the loss over
+// a whole prepared split, or multiple-choice accuracy (HellaSwag's style).
 
 #include <CLI/App.hpp>
 
@@ -17,7 +17,12 @@ struct EvalFlags {
   std::string model;
   /// A text to score (GPT-2's BPE, or the data's tokenizer with `data`).
   std::string text;
-  /// A prepared-data folder: its split's loss, or its tokenizer for `text`.
+  /// A choices file (JSON Lines, gpt2/train/choices.h) to score.
+  std::string choices;
+  /// Items of `choices` scored: its first ones (0: all).
+  int64_t max_items = 0;
+  /// A prepared-data folder: its split's loss, or its tokenizer for `text`
+  /// and `choices`.
   std::string data;
   /// "val" or "train".
   std::string split = "val";
@@ -28,9 +33,10 @@ struct EvalFlags {
   std::string bpe_dir;
 };
 
-/// Loads the model, scores what the flags name and prints the token count,
-/// the mean loss in nats and the perplexity to `out`. Returns 0; bad input
-/// throws gpt2::Error.
+/// Loads the model, scores what the flags name and prints to `out` the
+/// token count, the mean loss in nats and the perplexity, or for choices
+/// the item count, acc and acc_norm. Returns 0; bad input throws
+/// gpt2::Error.
 int run_eval(const EvalFlags& flags, std::ostream& out);
 
 /// Registers `eval` on `app`; its callback stores the exit code in `*rc`.

@@ -107,21 +107,33 @@ std::vector<InitRecord> GPTImpl::reset_parameters() {
   return init_weights(*this, config, transformer->wpe.get());
 }
 
-std::shared_ptr<torch::nn::Module> GPTImpl::clone(
-    const c10::optional<torch::Device>& device) const {
+namespace {
+
+// Writes every tensor of `source` once into `target`, a fresh model (tied
+// by construction), as `value(name, tensor)`; Cloneable's member-wise copy
+// would give wte and lm_head separate tensors. `target` takes source's
+// requires_grad flags and training mode.
+template <class Value>
+void copy_parameters(const GPTImpl& source, GPTImpl& target, Value&& value) {
   torch::NoGradGuard no_grad;
-  // A fresh model is tied by construction; copy every tensor once into it.
-  // (Cloneable's member-wise clone would give wte and lm_head separate copies.)
-  auto copy = uninitialized(config);
-  auto source = named_unique_parameters();
-  auto target = copy->named_unique_parameters();
-  for (const auto& item : source) {
+  auto to_params = target.named_unique_parameters();
+  for (const auto& item : source.named_unique_parameters()) {
     const torch::Tensor& from = item.value();
-    torch::Tensor& to = target[item.key()];
-    to.set_data(device ? from.to(*device, /*non_blocking=*/false, /*copy=*/true) : from.clone());
+    torch::Tensor& to = to_params[item.key()];
+    to.set_data(value(item.key(), from));
     to.requires_grad_(from.requires_grad());
   }
-  copy->train(is_training());
+  target.train(source.is_training());
+}
+
+}  // namespace
+
+std::shared_ptr<torch::nn::Module> GPTImpl::clone(
+    const c10::optional<torch::Device>& device) const {
+  auto copy = uninitialized(config);
+  copy_parameters(*this, *copy, [&](const std::string&, const torch::Tensor& from) {
+    return device ? from.to(*device, /*non_blocking=*/false, /*copy=*/true) : from.clone();
+  });
   return copy;
 }
 
@@ -219,6 +231,28 @@ int64_t GPTImpl::num_parameters(bool non_embedding) const {
   int64_t n = 0;
   for (const auto& p : unique_parameters()) n += p.numel();
   return non_embedding ? n - transformer->wpe->weight.numel() : n;
+}
+
+GPT with_config(const GPTImpl& model, const GPTConfig& config) {
+  const int64_t block = config.block_size(), had = model.config.block_size();
+  if (block > had) {
+    throw ConfigError(fmt::format("block_size {} is longer than the model's {}: wpe has {} rows "
+                                  "(a model can be cropped, not stretched)", block, had, had));
+  }
+  GPTConfig same_shape = config;
+  same_shape.block_size(had);
+  for (const auto& d : field_differences(same_shape, model.config)) {
+    if (d.field.architecture) {
+      throw ConfigError(fmt::format("{} {} differs from the model's {}: its weights have another "
+                                    "shape or meaning", d.field.key, d.first, d.second));
+    }
+  }
+  GPT copy(GPTImpl::uninitialized(config));
+  const std::string wpe = "transformer.wpe.weight";
+  copy_parameters(model, *copy, [&](const std::string& name, const torch::Tensor& from) {
+    return (name == wpe ? from.slice(0, 0, block) : from).clone();
+  });
+  return copy;
 }
 
 }  // namespace gpt2

@@ -156,6 +156,15 @@ class GPT : public torch::nn::ModuleHolder<GPTImpl> {
   GPTImpl* checked() const;
 };
 
+/// A copy of `model`'s weights under `config`, which may differ from
+/// model.config only where the weights still fit: a smaller block_size
+/// keeps wpe's first rows (nanoGPT's crop_block_size, to fine-tune at a
+/// shorter context), and any field that is not architecture (dropout, the
+/// init settings the config records) is taken as given. The copy is tied
+/// and in model's training mode. Throws ConfigError naming a field whose
+/// change would need other weights, or a block_size above model's.
+GPT with_config(const GPTImpl& model, const GPTConfig& config);
+
 /// Throws InputError unless idx is a (B, T) int64 tensor with 1 <= T <=
 /// block_size and every id in [0, vocab_size); the message names the first
 /// offending id and its position.

@@ -142,4 +142,53 @@ TokenScore split_score(GPTImpl& model, const uint16_t* tokens, int64_t n, int64_
   return score;
 }
 
+std::vector<TokenScore> ending_scores(GPTImpl& model, const std::vector<int32_t>& context,
+                                      const std::vector<std::vector<int32_t>>& endings) {
+  const int64_t block = model.config.block_size();
+  if (context.empty()) throw InputError("a context of 0 tokens: an ending needs one to follow");
+  if (endings.empty()) throw InputError("no ending to score");
+  // Row r: the context's last keep[r] tokens, then ending r; its inputs are
+  // all but the last token, and ending r's tokens are predicted by the
+  // logits at [keep[r] - 1, keep[r] - 1 + ending size).
+  std::vector<int64_t> keep;
+  int64_t width = 0;
+  for (size_t r = 0; r < endings.size(); ++r) {
+    const auto n = static_cast<int64_t>(endings[r].size());
+    if (n < 1 || n > block) {
+      throw InputError(fmt::format("ending {} has {} tokens; an ending needs 1 to block_size {}",
+                                   r, n, block));
+    }
+    for (const int32_t id : endings[r]) {
+      if (id < 0 || id >= model.config.vocab_size()) {
+        throw InputError(fmt::format("ending {} has token id {}, outside the vocabulary [0, {})",
+                                     r, id, model.config.vocab_size()));
+      }
+    }
+    keep.push_back(std::min<int64_t>(static_cast<int64_t>(context.size()), block + 1 - n));
+    width = std::max(width, keep.back() + n - 1);
+  }
+  const auto rows = static_cast<int64_t>(endings.size());
+  torch::Tensor idx = torch::zeros({rows, width}, torch::kLong);  // padding: id 0, never scored
+  auto a = idx.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto& e = endings[r];
+    int64_t t = 0;
+    for (auto it = context.end() - keep[r]; it != context.end(); ++it) a[r][t++] = *it;
+    for (size_t j = 0; j + 1 < e.size(); ++j) a[r][t++] = e[j];
+  }
+  const Scoring scoring(model);
+  const torch::Tensor logits = model.forward(idx).logits;  // (rows, width, V)
+  std::vector<TokenScore> scores;
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto n = static_cast<int64_t>(endings[r].size());
+    const torch::Tensor targets = torch::tensor(
+        std::vector<int64_t>(endings[r].begin(), endings[r].end()));
+    TokenScore s;
+    s.tokens = n;
+    s.nll = summed_nll(logits[r].slice(0, keep[r] - 1, keep[r] - 1 + n), targets);
+    scores.push_back(s);
+  }
+  return scores;
+}
+
 }  // namespace gpt2

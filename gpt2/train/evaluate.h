@@ -1,8 +1,9 @@
 #pragma once
 /// Measuring a model on fixed tokens, so that two models compare on exactly
 /// the same ones: the strided perplexity of a text (Hugging Face's
-/// "Perplexity of fixed-length models") and the loss over a whole prepared
-/// split in non-overlapping windows, not sampled batches.
+/// "Perplexity of fixed-length models"), the loss over a whole prepared
+/// split in non-overlapping windows, not sampled batches, and the loss of
+/// candidate endings after a context (multiple-choice tasks, choices.h).
 
 #include <cstdint>
 #include <vector>
@@ -41,5 +42,15 @@ TokenScore strided_score(GPTImpl& model, const std::vector<int32_t>& ids, int64_
 /// block_size tokens (the last one shorter), `batch` windows per forward.
 /// Throws InputError for fewer than 2 tokens or an id outside the vocabulary.
 TokenScore split_score(GPTImpl& model, const uint16_t* tokens, int64_t n, int64_t batch = 8);
+
+/// The score of each ending's tokens given `context`: all endings in one
+/// forward, rows right-padded (a causal model's earlier positions never see
+/// the padding). A row longer than block_size + 1 tokens loses context
+/// tokens from its left, keeping at least one. Throws InputError for an
+/// empty context, fewer than 1 ending, an empty one or one longer than
+/// block_size tokens, or an id outside the vocabulary. Eval mode, no
+/// gradients; the model's mode is restored after.
+std::vector<TokenScore> ending_scores(GPTImpl& model, const std::vector<int32_t>& context,
+                                      const std::vector<std::vector<int32_t>>& endings);
 
 }  // namespace gpt2

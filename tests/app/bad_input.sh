@@ -22,6 +22,11 @@ set -- "${fields[@]:3}"
 rm -rf "$dir" && mkdir -p "$dir" || exit 99
 cp "$checkpoint" "$dir/ckpt.pt" && cp "$bad_checkpoints"/* "$dir/" && printf 'hello world' >"$dir/text.txt" &&
   printf '31373 99999' >"$dir/ids.txt" &&
+  printf '{"ctx": "a", "endings": ["b", "c"], "label": 0}\n{"ctx": "a",\n' >"$dir/choices-json.jsonl" &&
+  printf '\n{"ctx": "a", "endings": ["b", "c"], "label": 2}\n' >"$dir/choices-label.jsonl" &&
+  printf '{"ctx": "a", "endings": ["b"], "label": 0}\n' >"$dir/choices-one.jsonl" &&
+  printf '{"ctx": "a", "endings": ["b", 7], "label": 0}\n' >"$dir/choices-type.jsonl" &&
+  printf '[1, 2]\n' >"$dir/choices-array.jsonl" && printf '\n\n' >"$dir/choices-blank.jsonl" &&
   mkfifo "$dir/fifo" "$dir/fifo.safetensors" "$dir/fifo.bin" && ln -s loop "$dir/loop" &&
   mkdir "$dir/hf_fifo" "$dir/hf_config_fifo" "$dir/data_fifo" && mkfifo "$dir/hf_fifo/model.safetensors" &&
   "$gpt2" convert "$checkpoint" "$dir/hf_config_fifo/model.safetensors" >/dev/null &&

@@ -1,5 +1,6 @@
 // `gpt2 train`'s one resolver of a run's config: preset, then flags, then
-// the data's vocabulary, then the checkpoint on resume.
+// the data's vocabulary, then the checkpoint on resume or the model file of
+// --init-from.
 
 #include "apps/gpt2/train/run_config.h"
 
@@ -96,6 +97,79 @@ TEST(RunConfig, ResumeRefusesAModelFlagOrPresetThatDiffersNamingBothValues) {
   const SavedRun small_vocab{GPTConfig(saved.model).vocab_size(60), nano.train, "out/ckpt.pt"};
   EXPECT_EQ(error_of(nano, ModelFlags(), {}, &small_vocab),
             "the checkpoint's vocab_size (out/ckpt.pt) 60 is smaller than the data's 65 ids (data)");
+}
+
+std::string pretrained_error(const ModelFlags& model, const Pretrained& from,
+                             const DatasetMeta& data = char_data()) {
+  try {
+    resolve_run_config(train_preset("finetune"), model, {}, data, "data", nullptr, &from);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(RunConfig, InitFromTakesTheFilesModelTheRecipeAndCropsOrSetsDropoutAndSeed) {
+  const Pretrained from{GPTConfig(train_preset("nano").model), "m.bin"};
+  ModelFlags flags;
+  flags.set("block_size", "32").set("dropout", "0.2").set("init_seed", "9");
+  const RunConfig run = resolve_run_config(train_preset("finetune"), flags, {}, char_data(),
+                                           "data", nullptr, &from);
+  EXPECT_EQ(run.model.block_size(), 32) << "cropped from 64";
+  EXPECT_EQ(run.model.dropout(), 0.2);
+  EXPECT_EQ(run.model.n_embd(), 128) << "the file's, not the preset's";
+  EXPECT_EQ(run.model.init().seed(), from.model.init().seed()) << "the file's weights' seed";
+  EXPECT_EQ(run.train.seed(), 9u) << "--seed seeds the run";
+  EXPECT_EQ(run.train.lr(), 3e-5) << "the finetune recipe";
+  EXPECT_EQ(run.train.min_lr(), 3e-5) << "constant";
+
+  const RunConfig plain = resolve_run_config(train_preset("finetune"), ModelFlags(), {},
+                                             char_data(), "data", nullptr, &from);
+  EXPECT_EQ(plain.model.block_size(), 64);
+  EXPECT_EQ(plain.train.seed(), 1337u) << "the seed a fresh run of the same flags would use";
+
+  ModelFlags same;
+  same.set("n_layer", "4").set("block_size", "64");
+  EXPECT_EQ(pretrained_error(same, from), "accepted") << "flags equal to the file's";
+}
+
+TEST(RunConfig, InitFromRefusesAnotherArchitectureALongerBlockAndDataOfAnotherVocabulary) {
+  const Pretrained from{GPTConfig(train_preset("nano").model), "m.bin"};
+  ModelFlags longer;
+  longer.set("block_size", "128");
+  EXPECT_EQ(pretrained_error(longer, from),
+            "--block-size 128 differs from m.bin's block_size 64; its wpe has that many rows: a "
+            "model can be cropped, not stretched");
+  ModelFlags no_bias;
+  no_bias.fields.set("bias", "false", "--no-bias", true);
+  EXPECT_EQ(pretrained_error(no_bias, from),
+            "--no-bias differs from m.bin's bias true; --init-from takes the model from the file "
+            "(--block-size may crop it, --dropout and --seed may be set)");
+  ModelFlags scheme;
+  scheme.set("init_residual", "none");
+  EXPECT_NE(pretrained_error(scheme, from).find("--init-scheme none differs from m.bin's "
+                                                "init_residual 2n"),
+            std::string::npos);
+
+  const Pretrained bpe_model{GPTConfig(), "gpt2/"};
+  EXPECT_EQ(pretrained_error(ModelFlags(), bpe_model),
+            "data is character-level data with 65 ids, but gpt2/ has vocab_size 50257: its token "
+            "ids would mean other things (prepare the text with --tokenizer gpt2 for a GPT-2 "
+            "model)");
+  DatasetMeta bpe;
+  bpe.tokenizer = "gpt2";
+  bpe.vocab_size = 50257;
+  EXPECT_EQ(pretrained_error(ModelFlags(), from, bpe),
+            "m.bin's vocab_size 65 is smaller than the data's 50257 ids (data)");
+
+  const SavedRun saved{from.model, TrainOptions(), "out/ckpt.pt"};
+  EXPECT_THROW(resolve_run_config(train_preset("nano"), ModelFlags(), {}, char_data(), "data",
+                                  &saved, &from),
+               ConfigError);
+  ModelFlags finetune;
+  finetune.preset = "finetune";
+  EXPECT_EQ(error_of(train_preset("finetune"), finetune, {}, nullptr),
+            "the finetune preset is a recipe for a model read from a file: give --init-from MODEL");
 }
 
 }  // namespace

@@ -146,5 +146,37 @@ TEST(GPT, AllTargetsIgnoredGivesNaNLossAsPyTorchDoes) {
   EXPECT_TRUE(std::isnan(loss.item<double>()));
 }
 
+// nanoGPT's crop_block_size, as with_config does it for --init-from.
+TEST(GPT, WithConfigCropsTheBlockKeepsTheTieAndGivesTheSameLogits) {
+  torch::manual_seed(3);
+  GPT model(testing::tiny_config());  // block 16
+  GPT cropped = with_config(*model, GPTConfig(model->config).block_size(8).dropout(0.25));
+  EXPECT_EQ(cropped->config.block_size(), 8);
+  EXPECT_EQ(cropped->config.dropout(), 0.25);
+  EXPECT_EQ(cropped->transformer->wpe->weight.size(0), 8);
+  EXPECT_TRUE(torch::equal(cropped->transformer->wpe->weight,
+                           model->transformer->wpe->weight.slice(0, 0, 8)));
+  EXPECT_EQ(cropped->lm_head->weight.data_ptr(), cropped->transformer->wte->weight.data_ptr());
+  EXPECT_NE(cropped->transformer->wte->weight.data_ptr(), model->transformer->wte->weight.data_ptr())
+      << "a copy, not a view of the source";
+  model->eval();
+  cropped->eval();
+  const auto idx = torch::randint(0, model->config.vocab_size(), {2, 8}, torch::kLong);
+  EXPECT_TRUE(torch::equal(cropped->forward(idx).logits, model->forward(idx).logits));
+  EXPECT_THROW(cropped->forward(torch::zeros({1, 9}, torch::kLong)), InputError);
+}
+
+TEST(GPT, WithConfigRefusesALongerBlockOrAnotherArchitecture) {
+  GPT model(testing::tiny_config());
+  EXPECT_EQ(testing::error_of<ConfigError>(
+                [&] { with_config(*model, GPTConfig(model->config).block_size(17)); }),
+            "block_size 17 is longer than the model's 16: wpe has 16 rows (a model can be "
+            "cropped, not stretched)");
+  EXPECT_EQ(testing::error_of<ConfigError>(
+                [&] { with_config(*model, GPTConfig(model->config).n_layer(3)); }),
+            "n_layer 3 differs from the model's 2: its weights have another shape or meaning");
+  EXPECT_NO_THROW(with_config(*model, GPTConfig(model->config)));
+}
+
 }  // namespace
 }  // namespace gpt2

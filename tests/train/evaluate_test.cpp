@@ -1,4 +1,4 @@
-// Fixed-token evaluation (gpt2/train/evaluate.h), against oracles that do
+// Fixed-token evaluation (gpt2/train/evaluate.h, choices.h), against oracles that do
 // not share its windowing: one forward per scored token over exactly the
 // context Hugging Face's strided loop gives it, and the model's own loss.
 #include "gpt2/train/evaluate.h"
@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "gpt2/error.h"
+#include "gpt2/train/choices.h"
 #include "test_util.h"
 
 namespace gpt2 {
@@ -128,6 +131,97 @@ TEST(Evaluate, LeavesTheModelInItsModeAndRefusesBadArgumentsByName) {
   const uint16_t big[] = {1, 2, 400};
   EXPECT_EQ(message([&] { split_score(*model, big, 3); }),
             "token id 400 at position 2 is outside the model's vocabulary [0, 96)");
+}
+
+// Each ending's tokens, scored one forward per token over the row's
+// context (the context's last `keep` tokens, then the ending so far).
+TokenScore ending_oracle(GPT& model, const std::vector<int32_t>& context,
+                         const std::vector<int32_t>& ending, int64_t keep) {
+  std::vector<int32_t> row(context.end() - keep, context.end());
+  row.insert(row.end(), ending.begin(), ending.end());
+  TokenScore s;
+  for (int64_t i = keep; i < static_cast<int64_t>(row.size()); ++i) {
+    s.nll += token_nll(model, row, 0, i);
+    ++s.tokens;
+  }
+  return s;
+}
+
+TEST(Evaluate, EndingScoresMatchTheOracleForEndingsOfEveryLengthInOneBatch) {
+  GPT model = seeded_model();
+  model->eval();
+  const auto context = ids_of(6, 96);
+  const std::vector<std::vector<int32_t>> endings = {{3}, {4, 5, 6}, {7, 8}, ids_of(10, 96)};
+  const auto got = ending_scores(*model, context, endings);
+  ASSERT_EQ(got.size(), endings.size());
+  for (size_t k = 0; k < endings.size(); ++k) {
+    const TokenScore want = ending_oracle(model, context, endings[k], 6);
+    EXPECT_EQ(got[k].tokens, want.tokens) << "ending " << k;
+    EXPECT_NEAR(got[k].nll, want.nll, kPerTokenTolerance * want.tokens) << "ending " << k;
+  }
+}
+
+TEST(Evaluate, EndingScoresCutALongContextFromTheLeftAndRefuseBadEndings) {
+  GPT model = seeded_model();  // block 16
+  const auto context = ids_of(30, 96);
+  const std::vector<int32_t> ending = {1, 2, 3, 4, 5};
+  const auto got = ending_scores(*model, context, {ending, {9}});
+  // 16 inputs + 1: the context's last 12 tokens before 5 ending tokens.
+  EXPECT_NEAR(got[0].nll, ending_oracle(model, context, ending, 12).nll, kPerTokenTolerance * 5);
+  EXPECT_NEAR(got[1].nll, ending_oracle(model, context, {9}, 16).nll, kPerTokenTolerance);
+  EXPECT_EQ(testing::error_of<InputError>([&] { ending_scores(*model, context, {ids_of(17, 96)}); }),
+            "ending 0 has 17 tokens; an ending needs 1 to block_size 16");
+  EXPECT_EQ(testing::error_of<InputError>([&] { ending_scores(*model, context, {{1}, {}}); }),
+            "ending 1 has 0 tokens; an ending needs 1 to block_size 16");
+  EXPECT_EQ(testing::error_of<InputError>([&] { ending_scores(*model, {}, {{1}}); }),
+            "a context of 0 tokens: an ending needs one to follow");
+  EXPECT_EQ(testing::error_of<InputError>([&] { ending_scores(*model, context, {{1, 96}}); }),
+            "ending 0 has token id 96, outside the vocabulary [0, 96)");
+}
+
+TEST(Choices, ReadsHellaSwagsSchemaAndScoresAccAndAccNorm) {
+  testing::TempDir dir;
+  const std::string path = dir / "c.jsonl";
+  {
+    std::ofstream f(path);
+    f << R"({"ind": 4, "ctx": "ab", "endings": ["c", "dd"], "label": 1, "split": "val"})" << "\n\n"
+      << R"({"ctx": "x", "endings": ["y", "z", "w"], "label": 0})" << "\r\n";
+  }
+  const auto items = read_choices(path);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].context, "ab");
+  EXPECT_EQ(items[0].endings, (std::vector<std::string>{"c", "dd"}));
+  EXPECT_EQ(items[0].label, 1);
+  EXPECT_EQ(items[1].line, 3);
+  EXPECT_EQ(items[1].endings.size(), 3u);
+
+  // A tokenizer of bytes, and a model whose scores the test knows: the
+  // tally picks by the smallest sum and by the smallest mean.
+  GPT model = seeded_model();
+  model->eval();
+  const auto encode = [](std::string_view text) {
+    std::vector<int32_t> ids;
+    for (const char c : text) ids.push_back(static_cast<unsigned char>(c) % 96);
+    return ids;
+  };
+  const ChoiceResult r = score_choices(*model, items, encode);
+  int64_t want = 0, want_norm = 0;
+  for (const auto& item : items) {
+    std::vector<std::vector<int32_t>> endings;
+    for (const auto& e : item.endings) endings.push_back(encode(" " + e));
+    const auto scores = ending_scores(*model, encode(item.context), endings);
+    int64_t best = 0, best_norm = 0;
+    for (size_t k = 1; k < scores.size(); ++k) {
+      if (scores[k].nll < scores[best].nll) best = k;
+      if (scores[k].mean_loss() < scores[best_norm].mean_loss()) best_norm = k;
+    }
+    want += best == item.label;
+    want_norm += best_norm == item.label;
+  }
+  EXPECT_EQ(r.count, 2);
+  EXPECT_EQ(r.correct, want);
+  EXPECT_EQ(r.correct_norm, want_norm);
+  EXPECT_DOUBLE_EQ(r.acc(), want / 2.0);
 }
 
 }  // namespace

@@ -38,13 +38,60 @@ void check_model_flags(const TrainPreset& preset, const ModelFlags& flags, const
   }
 }
 
+// Step 5's rules: the file decides the model; the flags may crop it, set
+// its dropout and seed the run (`*seed` becomes --seed, or 1337, unless
+// --seed none).
+GPTConfig pretrained_config(const ModelFlags& flags, const Pretrained& from, uint64_t* seed) {
+  for (const FieldFlags::Given& g : flags.fields.given) {
+    GPTConfig flagged = from.model;
+    set_field(flagged, g.key, g.text, g.flag);
+    for (const auto& d : field_differences(flagged, from.model)) {
+      const std::string key = d.field.key;
+      if (key == "dropout" || key == "init_seed") continue;
+      if (key == "block_size" && flagged.block_size() < from.model.block_size()) continue;
+      throw ConfigError(fmt::format(
+          "{} differs from {}'s {} {}; {}", FieldFlags::spelled(g), from.path, key, d.second,
+          key == "block_size" ? "its wpe has that many rows: a model can be cropped, not stretched"
+                              : "--init-from takes the model from the file (--block-size may "
+                                "crop it, --dropout and --seed may be set)"));
+    }
+  }
+  GPTConfig config = flags.config_from(from.model);  // init seed 1337 unless --seed
+  *seed = config.init().seed().value_or(*seed);
+  config.init().seed(from.model.init().seed());  // the file's weights came from its own
+  return config;
+}
+
+void check_pretrained_vocabulary(const Pretrained& from, const DatasetMeta& data,
+                                 const std::string& data_dir) {
+  const int64_t vocab = from.model.vocab_size();
+  check_vocabulary(vocab, fmt::format("{}'s vocab_size", from.path), data, data_dir);
+  if (data.tokenizer == "char" && data.vocab_size != vocab) {
+    throw ConfigError(fmt::format(
+        "{} is character-level data with {} ids, but {} has vocab_size {}: its token ids would "
+        "mean other things (prepare the text with --tokenizer gpt2 for a GPT-2 model)",
+        data_dir, data.vocab_size, from.path, vocab));
+  }
+}
+
 }  // namespace
 
 RunConfig resolve_run_config(const TrainPreset& preset, const ModelFlags& model_flags,
                              const FieldFlags& train_flags, const DatasetMeta& data,
-                             const std::string& data_dir, const SavedRun* saved) {
+                             const std::string& data_dir, const SavedRun* saved,
+                             const Pretrained* pretrained) {
   RunConfig run{preset.model, preset.train};
-  if (saved) {
+  if (saved && pretrained) throw ConfigError("--init-from and --resume exclude each other");
+  if (preset.from_model_file && !pretrained) {
+    throw ConfigError(fmt::format("the {} preset is a recipe for a model read from a file: give "
+                                  "--init-from MODEL", model_flags.preset));
+  }
+  if (pretrained) {
+    uint64_t seed = run.train.seed();
+    run.model = pretrained_config(model_flags, *pretrained, &seed);
+    run.train.seed(seed);
+    check_pretrained_vocabulary(*pretrained, data, data_dir);
+  } else if (saved) {
     check_model_flags(preset, model_flags, *saved);
     run = {saved->model, saved->train};
     check_vocabulary(run.model.vocab_size(),

@@ -1,7 +1,7 @@
 #pragma once
 // The one place `gpt2 train` decides what a run trains: the model's config
 // and the recipe, from the preset, the flags, the data and, on --resume,
-// the checkpoint.
+// the checkpoint, or on --init-from, the model file.
 
 #include <string>
 
@@ -21,6 +21,14 @@ struct SavedRun {
   /// The recipe it was trained with.
   TrainOptions train;
   /// The checkpoint's path, for messages.
+  std::string path;
+};
+
+/// The model a fine-tuning run starts from (--init-from).
+struct Pretrained {
+  /// The file's model config.
+  GPTConfig model;
+  /// The file's path, for messages.
   std::string path;
 };
 
@@ -46,9 +54,17 @@ struct RunConfig {
 ///     ConfigError names the flag and both values. Its recipe replaces the
 ///     preset's, and the training flags given override it (a longer
 ///     --max-steps, another --grad-accum).
+///  5. with --init-from (`pretrained` set), the file: its model replaces
+///     1-3's, and the preset gives only the recipe. A --block-size no
+///     larger than the file's crops the model (nanoGPT's crop_block_size),
+///     --dropout sets dropout and --seed seeds the run; every other model
+///     flag given must equal the file's value. The data's ids must fit its
+///     vocabulary, and character-level data must have exactly as many ids
+///     as it (a char alphabet cannot stand in for GPT-2's 50,257 tokens).
 /// Throws ConfigError for any value or result that is not valid.
 RunConfig resolve_run_config(const TrainPreset& preset, const ModelFlags& model_flags,
                              const FieldFlags& train_flags, const DatasetMeta& data,
-                             const std::string& data_dir, const SavedRun* saved = nullptr);
+                             const std::string& data_dir, const SavedRun* saved = nullptr,
+                             const Pretrained* pretrained = nullptr);
 
 }  // namespace gpt2::app

@@ -23,6 +23,7 @@
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/model_source.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/loop.h"
 #include "gpt2/train/train_log.h"
@@ -72,9 +73,22 @@ int run_train(const TrainFlags& flags) {
   const bool lead = !dp || dp->rank() == 0;
   std::FILE* out = lead ? stdout : null_sink();
   if (!flags.data.empty()) read_dataset_meta(flags.data);  // bad data is refused before --out is made
-  if (lead) std::filesystem::create_directories(flags.out);
   const std::string ckpt = flags.out + "/ckpt.pt", log_path = flags.out + "/log.csv";
-  const TrainPreset preset = train_preset(flags.model.preset);
+  // --init-from: the file is read (and refused) before anything is written.
+  std::optional<LoadedModel> from_file;
+  std::optional<Pretrained> pretrained;
+  std::vector<std::string> notes;
+  ModelFormat format = ModelFormat::kCheckpoint;
+  std::string preset_name = flags.model.preset;
+  if (!flags.init_from.empty()) {
+    if (flags.resume) throw ConfigError("--init-from and --resume exclude each other");
+    from_file.emplace(load_model_file(flags.init_from));
+    pretrained = Pretrained{from_file->model->config, flags.init_from};
+    notes = from_file->notes;
+    format = from_file->format;
+    if (!flags.model.preset_given) preset_name = "finetune";
+  }
+  const TrainPreset preset = train_preset(preset_name);
   std::optional<Checkpoint> c;
   std::optional<SavedRun> saved;
   std::string data;
@@ -87,11 +101,15 @@ int run_train(const TrainFlags& flags) {
     saved = SavedRun{c->model->config, record.options, ckpt};
     data = flags.data.empty() ? record.data_dir : flags.data;
   } else {
-    data = data_dir(flags, preset.tokenizer, dp.get());
+    // The shipped corpus in the tokenizer of the model to fine-tune.
+    const bool bpe = pretrained && pretrained->model.vocab_size() >= GPTConfig().vocab_size();
+    data = data_dir(flags, pretrained ? (bpe ? "gpt2" : "char") : preset.tokenizer, dp.get());
   }
   const DatasetMeta meta = read_dataset_meta(data);
   const RunConfig run = resolve_run_config(preset, flags.model, flags.train, meta, data,
-                                           saved ? &*saved : nullptr);
+                                           saved ? &*saved : nullptr,
+                                           pretrained ? &*pretrained : nullptr);
+  if (lead) std::filesystem::create_directories(flags.out);  // bad flags are refused before
   std::unique_ptr<Trainer> trainer;
   if (c) {
     trainer = std::make_unique<Trainer>(c->model, run.train, data, dp);
@@ -101,13 +119,24 @@ int run_train(const TrainFlags& flags) {
     if (std::filesystem::exists(ckpt)) {
       fmt::print(out, "fresh     replacing {} (continue a run with --resume)\n", ckpt);
     }
-    trainer = std::make_unique<Trainer>(GPT(run.model), run.train, data, dp);
+    GPT model = from_file ? with_config(*from_file->model, run.model) : GPT(run.model);
+    from_file.reset();  // the run trains the copy
+    trainer = std::make_unique<Trainer>(std::move(model), run.train, data, dp);
   }
   Trainer& t = *trainer;
   const TrainOptions& o = t.options();
   const GPTConfig& config = t.model->config;
   const RuntimeInfo rt = runtime_info();
   const int64_t world = dp ? dp->world_size() : 1;
+  for (const auto& note : notes) fmt::print(out, "note      {}\n", note);
+  if (pretrained) {
+    const int64_t had = pretrained->model.block_size();
+    fmt::print(out, "init-from {} ({}): {}{}\n", pretrained->path, to_string(format),
+               to_string(pretrained->model),
+               had > config.block_size()
+                   ? fmt::format("; block_size cropped {} -> {}", had, config.block_size())
+                   : "");
+  }
   fmt::print(out, "config    {}\n", to_string(config));
   fmt::print(out, "training  {}\n", to_string(o));
   fmt::print(out, "data      {} ({} tokenizer, {} ids): train {} tokens, val {}\n", t.data_dir(),
@@ -148,7 +177,7 @@ int run_train(const TrainFlags& flags) {
   }
   if (!lead) return 0;
   const std::string plot = flags.out + "/loss.svg";
-  plot_losses(read_log(log_path), plot, fmt::format("{} on {}", flags.model.preset, t.data_dir()));
+  plot_losses(read_log(log_path), plot, fmt::format("{} on {}", preset_name, t.data_dir()));
   fmt::print("done      steps {} in {}; best val loss {:.4f} at step {}; plot {}\n", t.steps_done(),
              duration(seconds), t.best_val_loss(), t.best_val_step(), plot);
   if (end == RunEnd::kStopped) {
@@ -185,9 +214,15 @@ void add_train_command(CLI::App& app, int* rc) {
   flags->model.add_to(*cmd);
   cmd->add_option("--data", flags->data, "Prepared data folder (default: the shipped corpus)");
   cmd->add_option("--out", flags->out, "Folder for ckpt.pt, log.csv, loss.svg")->capture_default_str();
+  CLI::Option* init_from = cmd->add_option(
+      "--init-from", flags->init_from,
+      "Fine-tune this model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c "
+      ".bin): its config and weights, a fresh optimizer; recipe: the finetune preset unless "
+      "--preset");
   cmd->add_flag("--resume", flags->resume,
                 "Continue OUT/ckpt.pt (model flags must match it; training flags override its "
-                "recipe)");
+                "recipe)")
+      ->excludes(init_from);
   cmd->add_option("--sample-tokens", flags->sample_tokens, "Tokens sampled after training");
   std::vector<TrainOptions> recipes;
   for (const auto& name : train_preset_names()) recipes.push_back(train_preset(name).train);
