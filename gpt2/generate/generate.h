@@ -19,11 +19,15 @@ using TokenCallback = std::function<void(size_t row, int64_t token)>;
 /// sample_next, stopping a row early at options.stop_token(). Returns the
 /// new tokens of each prompt (the prompt not repeated), in prompt order.
 ///
-/// Prompts of equal length run as one batch. A context longer than
+/// All prompts run as one batch, whatever their lengths (BatchDecoder: a
+/// left-padded KV cache, positions counted per row, padded slots never
+/// attended to), so each row's logits are those of its prompt alone, and a
+/// row that reaches stop_token leaves the batch. A context longer than
 /// block_size is cropped to its last block_size tokens, as nanoGPT does;
 /// positions then shift, so no cached key stays valid: from there on each
-/// step clears the cache and runs the cropped context again (the cost of
-/// decoding without a cache, and the same logits).
+/// step runs the cropped contexts again (the cost of decoding without a
+/// cache, and the same logits). The sampler draws for the rows of a step
+/// together, from one generator seeded by options.seed().
 ///
 /// Runs without grad and with dropout off (the model's train/eval mode is
 /// restored after). Throws InputError for an empty prompt, a token id

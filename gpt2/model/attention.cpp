@@ -16,6 +16,14 @@ torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device) 
       .triu_(past + 1);                                                  // (T, past + T)
 }
 
+torch::Tensor padded_causal_mask(int64_t T, int64_t past, const torch::Tensor& pads) {
+  const auto opts = pads.options();
+  const auto key = torch::arange(past + T, opts).view({1, 1, past + T});
+  const auto query = torch::arange(past, past + T, opts).view({1, T, 1});
+  const auto pad = pads.view({-1, 1, 1});
+  return (key.gt(query) | (key.lt(pad) & key.ne(query))).unsqueeze(1);  // (B, 1, T, past + T)
+}
+
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config_)
     : config(config_) {
   reset();

@@ -16,6 +16,12 @@ namespace gpt2 {
 /// query. Undefined for T == 1: a single new token sees every key.
 torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device);
 
+/// causal_mask for left-padded rows (KVCache::set_padding): (B, 1, T, past
+/// + T) bool, true where the key comes after the query or sits in row b's
+/// first pads[b] slots, but for a padded slot's own key (so that its query
+/// still sees one key and stays finite). `pads` is (B,) int64.
+torch::Tensor padded_causal_mask(int64_t T, int64_t past, const torch::Tensor& pads);
+
 /// Each position attends to itself and the positions before it. The causal
 /// mask is made per model call, not stored, so the state dict holds
 /// parameters only.
@@ -30,7 +36,8 @@ class CausalSelfAttentionImpl : public torch::nn::Cloneable<CausalSelfAttentionI
   /// after the cache's length(): their keys and values are written into
   /// layer `layer` of it and the queries attend to every cached position
   /// too. Without one, x starts at position 0. `mask` is causal_mask(T,
-  /// past) when the caller made it once for all blocks; made here if not.
+  /// past) (or padded_causal_mask, broadcast over the heads) when the
+  /// caller made it once for all blocks; made here if not.
   torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr, size_t layer = 0,
                         const torch::Tensor& mask = {});
 

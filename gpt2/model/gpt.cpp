@@ -142,17 +142,23 @@ torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
   return embed_checked(idx);
 }
 
-torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx, int64_t first_position) {
+torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx, int64_t first_position,
+                                     const torch::Tensor& pads) {
   auto pos = torch::arange(first_position, first_position + idx.size(1), idx.options());  // (T)
+  // Left-padded rows count positions from their first token: (B, T).
+  if (pads.defined()) pos = (pos.unsqueeze(0) - pads.unsqueeze(1)).clamp_min(0);
   auto tok_emb = transformer->wte(idx);                  // (B, T, C)
-  auto pos_emb = transformer->wpe(pos);                  // (T, C)
+  auto pos_emb = transformer->wpe(pos);                  // (T, C) or (B, T, C)
   return transformer->drop(tok_emb + pos_emb);           // (B, T, C)
 }
 
 torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
-  const int64_t past = cache ? cache->length() : 0;
-  auto x = embed_checked(idx, past);                     // (B, T, C)
-  const auto mask = causal_mask(idx.size(1), past, idx.device());  // one for all blocks
+  const int64_t past = cache ? cache->length() : 0, T = idx.size(1);
+  const torch::Tensor pads = cache ? cache->padding() : torch::Tensor();
+  auto x = embed_checked(idx, past, pads);               // (B, T, C)
+  // One mask for all blocks.
+  const auto mask = pads.defined() ? padded_causal_mask(T, past, pads)
+                                   : causal_mask(T, past, idx.device());
   size_t layer = 0;
   for (const auto& block : *transformer->h) {
     x = block->as<BlockImpl>()->forward(x, cache, layer++, mask);

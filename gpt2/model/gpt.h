@@ -95,8 +95,12 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// positions [cache.length(), cache.length() + T); their keys and values
   /// go into `cache`, which then advances by T. Returns the logits of the
   /// last position (B, vocab_size), equal to forward_last over the whole
-  /// sequence. Throws InputError for bad ids, a batch other than the
-  /// cache's, or positions past block_size (crop and clear() the cache).
+  /// sequence. With a padded cache (KVCache::set_padding), row b's slots
+  /// before its pad hold any id and are never attended to, and its
+  /// positions count from its first real token, so each row's logits are
+  /// those of that row alone. Throws InputError for bad ids, a batch other
+  /// than the cache's, or positions past block_size (crop and clear() the
+  /// cache).
   torch::Tensor forward_cached(const torch::Tensor& idx, KVCache& cache);
 
   /// idx (B, T) -> token + position embeddings (B, T, n_embd), the
@@ -126,7 +130,8 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  private:
   void build();
   // embed / forward without checking idx, for callers that already did.
-  torch::Tensor embed_checked(const torch::Tensor& idx, int64_t first_position = 0);
+  torch::Tensor embed_checked(const torch::Tensor& idx, int64_t first_position = 0,
+                              const torch::Tensor& pads = {});
   torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr);
 };
 

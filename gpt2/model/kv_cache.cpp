@@ -32,4 +32,33 @@ void KVCache::advance(int64_t t) {
   length_ += t;
 }
 
+void KVCache::set_padding(const std::vector<int64_t>& pads) {
+  TORCH_CHECK(length_ == 0, "KVCache padding is set on an empty cache; ", length_, " are filled");
+  TORCH_CHECK(static_cast<int64_t>(pads.size()) == batch_, "KVCache holds ", batch_,
+              " rows, got ", pads.size(), " pads");
+  bool any = false;
+  for (const int64_t p : pads) {
+    TORCH_CHECK(p >= 0 && p < capacity_, "a pad of ", p, " does not fit ", capacity_, " positions");
+    any = any || p > 0;
+  }
+  padding_ = any ? torch::tensor(pads, torch::kLong).to(keys_.front().device()) : torch::Tensor();
+}
+
+void KVCache::keep_rows(const std::vector<int64_t>& rows) {
+  TORCH_CHECK(!rows.empty(), "KVCache must keep at least one row");
+  for (const int64_t r : rows) {
+    TORCH_CHECK(r >= 0 && r < batch_, "KVCache holds ", batch_, " rows, asked to keep row ", r);
+  }
+  const auto index = torch::tensor(rows, torch::kLong).to(keys_.front().device());
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    keys_[i] = keys_[i].index_select(0, index);
+    values_[i] = values_[i].index_select(0, index);
+  }
+  if (padding_.defined()) {
+    padding_ = padding_.index_select(0, index);
+    if (padding_.max().item<int64_t>() == 0) padding_ = torch::Tensor();
+  }
+  batch_ = static_cast<int64_t>(rows.size());
+}
+
 }  // namespace gpt2

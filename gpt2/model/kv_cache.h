@@ -28,8 +28,25 @@ class KVCache {
   int64_t capacity() const { return capacity_; }
   /// Rows.
   int64_t batch() const { return batch_; }
-  /// Forgets every position (the memory is kept).
-  void clear() { length_ = 0; }
+  /// Forgets every position and any padding (the memory is kept).
+  void clear() {
+    length_ = 0;
+    padding_ = torch::Tensor();
+  }
+
+  /// Left padding, for rows of different lengths in one batch: row r's
+  /// first pads[r] positions hold no token. Its tokens then take position
+  /// ids from 0 at slot pads[r], and no query attends to a padded slot (a
+  /// padded slot's own query sees only itself, so every value stays
+  /// finite). Set on an empty cache; clear() removes it. TORCH_CHECKs one
+  /// pad per row, each in [0, capacity).
+  void set_padding(const std::vector<int64_t>& pads);
+  /// The pads as a (B,) int64 tensor on the cache's device, or an undefined
+  /// tensor when no row is padded.
+  const torch::Tensor& padding() const { return padding_; }
+  /// Keeps only the rows `rows` (indices in [0, batch()), in that order),
+  /// with their positions and padding: a row that finished leaves the batch.
+  void keep_rows(const std::vector<int64_t>& rows);
 
   /// Writes layer `layer`'s k, v (B, nh, T, hs) for positions [length(),
   /// length() + T) and returns views of k and v over [0, length() + T).
@@ -41,6 +58,7 @@ class KVCache {
 
  private:
   std::vector<torch::Tensor> keys_, values_;  // n_layer x (B, nh, block_size, hs)
+  torch::Tensor padding_;                     // (B,) int64, or undefined: none
   int64_t capacity_, batch_, length_ = 0;
 };
 

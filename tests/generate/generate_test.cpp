@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpt2/error.h"
+#include "gpt2/generate/batch_decoder.h"
 #include "test_util.h"
 
 namespace gpt2 {
@@ -81,6 +82,76 @@ TEST(Generate, BatchOfPromptsEqualsEachAloneWhenGreedy) {
   std::vector<std::vector<int64_t>> alone;
   for (const auto& p : prompts) alone.push_back(generate(*model, {p}, greedy(12))[0]);
   EXPECT_EQ(generate(*model, prompts, greedy(12)), alone);
+}
+
+// Left padding: each row of a batch of mixed lengths gets the logits of its
+// prompt alone, at every step and past block_size (the failure of left
+// padding without per-row positions and masks).
+TEST(Generate, MixedLengthBatchEqualsEachAloneGreedyPastTheBlockAndWithoutACache) {
+  GPT model = tiny_model();
+  const std::vector<std::vector<int64_t>> prompts = {{1}, {2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}};
+  for (const bool cache : {true, false}) {
+    std::vector<std::vector<int64_t>> alone;
+    for (const auto& p : prompts) alone.push_back(generate(*model, {p}, greedy(24).use_cache(cache))[0]);
+    EXPECT_EQ(generate(*model, prompts, greedy(24).use_cache(cache)), alone) << "cache " << cache;
+  }
+}
+
+TEST(KVCache, PaddedRowsGiveTheLogitsOfEachRowAlone) {
+  GPT model = tiny_model();
+  torch::NoGradGuard no_grad;
+  const auto a = torch::tensor({3, 1, 4, 1, 5, 9}, torch::kLong), b = torch::tensor({2, 7}, torch::kLong);
+  auto idx = torch::zeros({2, 6}, torch::kLong);
+  idx[0] = a;
+  idx[1].narrow(0, 4, 2).copy_(b);
+  KVCache cache(model->config, 2, model->lm_head->weight.options());
+  cache.set_padding({0, 4});
+  const auto both = model->forward_cached(idx, cache);                 // (2, V)
+  const auto next = model->forward_cached(torch::tensor({{6}, {8}}), cache);
+  EXPECT_TRUE(torch::allclose(both[0], model->forward_last(a.unsqueeze(0))[0], 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(both[1], model->forward_last(b.unsqueeze(0))[0], 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(next[1], model->forward_last(torch::tensor({{2, 7, 8}}))[0], 1e-5, 1e-5));
+  EXPECT_TRUE(torch::isfinite(next).all().item<bool>());
+  cache.keep_rows({1});
+  EXPECT_EQ(cache.batch(), 1);
+  const auto kept = model->forward_cached(torch::tensor({{9}}), cache);
+  EXPECT_TRUE(torch::allclose(kept[0], model->forward_last(torch::tensor({{2, 7, 8, 9}}))[0], 1e-5, 1e-5));
+}
+
+// Sequences join and leave between steps, as a server's requests do; each
+// one's greedy tokens are those it gets alone.
+TEST(BatchDecoder, SequencesJoinAndLeaveBetweenStepsAndEachGetsItsOwnTokens) {
+  GPT model = tiny_model();
+  torch::NoGradGuard no_grad;
+  BatchDecoder d(*model);
+  auto step = [&] {
+    const auto next = d.next_logits().argmax(-1);
+    d.append(std::vector<int64_t>(next.data_ptr<int64_t>(), next.data_ptr<int64_t>() + next.numel()));
+  };
+  const int64_t a = d.add({1, 2, 3});
+  step();
+  step();
+  const int64_t b = d.add({4});
+  EXPECT_EQ(d.ids(), (std::vector<int64_t>{a, b}));
+  step();
+  step();
+  const int64_t c = d.add({5, 6, 7, 8, 9, 10, 11});
+  step();
+  d.remove(a);
+  EXPECT_EQ(d.ids(), (std::vector<int64_t>{b, c}));
+  for (int i = 0; i < 14; ++i) step();  // past block_size 16 for c
+  const auto alone = [&](std::vector<int64_t> p, int64_t n) {
+    auto tokens = generate(*model, {p}, greedy(n))[0];
+    p.insert(p.end(), tokens.begin(), tokens.end());
+    return p;
+  };
+  EXPECT_EQ(d.tokens(b), alone({4}, 17));
+  EXPECT_EQ(d.tokens(c), alone({5, 6, 7, 8, 9, 10, 11}, 15));
+  d.remove(b);
+  d.remove(c);
+  EXPECT_TRUE(d.empty());
+  EXPECT_THROW(d.add({}), InputError);
+  EXPECT_THROW(d.add({96}), InputError);
 }
 
 TEST(Generate, StopsAtStopTokenAndStreamsEveryToken) {

@@ -1,0 +1,99 @@
+#include "gpt2/generate/batch_decoder.h"
+
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpt2/error.h"
+
+namespace gpt2 {
+
+BatchDecoder::BatchDecoder(GPTImpl& model, bool use_cache) : model_(model), use_cache_(use_cache) {}
+
+int64_t BatchDecoder::add(const std::vector<int64_t>& prompt) {
+  if (prompt.empty()) throw InputError("a prompt of 0 tokens: there is nothing to continue");
+  const int64_t vocab = model_.config.vocab_size();
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    if (prompt[i] < 0 || prompt[i] >= vocab) {
+      throw InputError(fmt::format("token id {} at position {} of the prompt is outside the "
+                                   "vocabulary [0, {})", prompt[i], i, vocab));
+    }
+  }
+  const int64_t id = next_id_++;
+  tokens_[id] = prompt;
+  order_.push_back(id);
+  cache_valid_ = false;
+  return id;
+}
+
+void BatchDecoder::remove(int64_t id) {
+  const auto it = std::find(order_.begin(), order_.end(), id);
+  TORCH_CHECK(it != order_.end(), "sequence ", id, " is not in the batch");
+  const auto row = static_cast<int64_t>(it - order_.begin());
+  order_.erase(it);
+  tokens_.erase(id);
+  if (order_.empty()) {
+    cache_.reset();
+    cache_valid_ = false;
+    return;
+  }
+  if (cache_valid_) {
+    std::vector<int64_t> keep;
+    for (int64_t r = 0; r <= static_cast<int64_t>(order_.size()); ++r) {
+      if (r != row) keep.push_back(r);
+    }
+    cache_->keep_rows(keep);
+  }
+}
+
+const std::vector<int64_t>& BatchDecoder::tokens(int64_t id) const {
+  const auto it = tokens_.find(id);
+  TORCH_CHECK(it != tokens_.end(), "sequence ", id, " is not in the batch");
+  return it->second;
+}
+
+torch::Tensor BatchDecoder::rebuild() {
+  const int64_t block = model_.config.block_size();
+  const auto rows = static_cast<int64_t>(order_.size());
+  int64_t width = 0;
+  for (const int64_t id : order_) {
+    width = std::max(width, std::min<int64_t>(block, static_cast<int64_t>(tokens_[id].size())));
+  }
+  // Right-aligned contexts; the pads hold id 0 and are never attended to.
+  torch::Tensor idx = torch::zeros({rows, width}, torch::kLong);
+  std::vector<int64_t> pads;
+  auto a = idx.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto& t = tokens_[order_[r]];
+    const int64_t n = std::min<int64_t>(block, static_cast<int64_t>(t.size()));
+    pads.push_back(width - n);
+    for (int64_t j = 0; j < n; ++j) a[r][width - n + j] = t[t.size() - n + j];
+  }
+  const auto& weight = model_.lm_head->weight;
+  if (!cache_ || cache_->batch() != rows) cache_.emplace(model_.config, rows, weight.options());
+  cache_->clear();
+  cache_->set_padding(pads);
+  cache_valid_ = use_cache_;
+  return model_.forward_cached(idx.to(weight.device()), *cache_);  // (rows, V)
+}
+
+torch::Tensor BatchDecoder::next_logits() {
+  TORCH_CHECK(!order_.empty(), "next_logits of an empty batch");
+  TORCH_CHECK(!awaiting_append_, "next_logits called twice without append");
+  awaiting_append_ = true;
+  if (!cache_valid_ || cache_->length() >= model_.config.block_size()) return rebuild();
+  std::vector<int64_t> last;
+  for (const int64_t id : order_) last.push_back(tokens_[id].back());
+  const auto column = torch::tensor(last, torch::kLong).unsqueeze(1);  // (rows, 1)
+  return model_.forward_cached(column.to(model_.lm_head->weight.device()), *cache_);
+}
+
+void BatchDecoder::append(const std::vector<int64_t>& tokens) {
+  TORCH_CHECK(tokens.size() == order_.size(), "append needs one token per row (", order_.size(),
+              "), got ", tokens.size());
+  for (size_t r = 0; r < tokens.size(); ++r) tokens_[order_[r]].push_back(tokens[r]);
+  awaiting_append_ = false;
+}
+
+}  // namespace gpt2
