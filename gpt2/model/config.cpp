@@ -110,11 +110,13 @@ int64_t GPTConfig::residual_count() const {
     case ResidualScale::kTwoPerBlock: return 2 * n_layer();
     case ResidualScale::kOnePerBlock: return n_layer();
     case ResidualScale::kNone: return 1;
+    case ResidualScale::kZero: return 0;
   }
   TORCH_CHECK(false, "unhandled ResidualScale");
 }
 
 double GPTConfig::residual_std() const {
+  if (init().residual() == ResidualScale::kZero) return 0.0;
   return init().std() / std::sqrt(static_cast<double>(residual_count()));
 }
 
@@ -130,7 +132,8 @@ const std::vector<std::pair<ResidualScale, std::string>>& names<ResidualScale>()
   static const std::vector<std::pair<ResidualScale, std::string>> kNames = {
       {ResidualScale::kTwoPerBlock, "2n"},
       {ResidualScale::kOnePerBlock, "n"},
-      {ResidualScale::kNone, "none"}};
+      {ResidualScale::kNone, "none"},
+      {ResidualScale::kZero, "zero"}};
   return kNames;
 }
 

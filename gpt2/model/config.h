@@ -14,11 +14,13 @@
 
 namespace gpt2 {
 
-/// How many residual additions the projection scale 1/sqrt(N) counts.
+/// How the residual projections (the c_proj weights) start: scaled by
+/// 1/sqrt(N) for the N residual additions counted, or at zero.
 enum class ResidualScale {
   kTwoPerBlock,  ///< N = 2 * n_layer: attention and MLP each add once (GPT-2, nanoGPT).
   kOnePerBlock,  ///< N = n_layer: a common misreading; writes are sqrt(2) too large.
   kNone,         ///< no scaling: residual variance grows linearly with depth.
+  kZero,         ///< exactly 0 (modded-nanogpt, nanochat): every block starts as the identity.
 };
 
 /// The initialization scheme (GPT-2 paper, section 2.3).
@@ -76,14 +78,16 @@ struct GPTConfig {
   /// count does not fit in int64.
   int64_t num_parameters(bool non_embedding = false) const;
 
-  /// std of the residual projections (c_proj weights) under the init scheme.
+  /// std of the residual projections (c_proj weights) under the init
+  /// scheme; 0 under kZero.
   double residual_std() const;
-  /// The N in std / sqrt(N), or 1 when the scheme does not scale.
+  /// The N in std / sqrt(N): 1 when the scheme does not scale, 0 under
+  /// kZero (no N makes a zero; residual_std() is the value to use).
   int64_t residual_count() const;
 };
 
 /// The spellings of the enums (see names<Enum>() in gpt2/model/fields.h):
-/// `tanh`, `exact`; `2n`, `n`, `none`.
+/// `tanh`, `exact`; `2n`, `n`, `none`, `zero`.
 template <>
 const std::vector<std::pair<Gelu, std::string>>& names<Gelu>();
 template <>
@@ -96,7 +100,7 @@ void check_fits_in_memory(const GPTConfig& config, int64_t bytes_per_parameter =
 
 /// "tanh" / "exact".
 std::string to_string(Gelu gelu);
-/// "2n" / "n" / "none".
+/// "2n" / "n" / "none" / "zero".
 std::string to_string(ResidualScale scale);
 /// Inverse of to_string(Gelu); throws ConfigError naming the known spellings.
 Gelu gelu_from_string(const std::string& name);
@@ -136,7 +140,8 @@ TableVisit<Config, GPTConfig> for_each_field(Config& config, Visitor&& visit) {
               "std of wpe: 0.02 (nanoGPT) or 0.01 (OpenAI's TF code)", false},
         init.wpe_std());
   visit(Field{"init_residual", "init-scheme",
-              "Residual scale: 2n = std/sqrt(2*n_layer) (GPT-2), n = std/sqrt(n_layer), none",
+              "Residual projections: 2n = std/sqrt(2*n_layer) (GPT-2), n = std/sqrt(n_layer), "
+              "none = std, zero = 0",
               false},
         init.residual());
   visit(Field{"init_seed", "seed", "Seed of the init's generator", false, "init_has_seed"},

@@ -54,6 +54,10 @@ class Initializer {
     } else {
       t.normal_(0.0, std, generator_);
     }
+    // std 0 (the zero scheme) still draws, so the generator advances as under
+    // the other schemes and every other tensor is the one they draw; the
+    // fill makes the result exactly +0 whatever normal_ does with std 0.
+    if (std == 0.0) t.zero_();
     records.push_back({t, 0.0, std});
   }
 

@@ -5,7 +5,7 @@
 ///
 /// | tensor                                 | init                       |
 /// | gpt2::Linear weight                    | N(0, std^2)                |
-/// | gpt2::Linear weight, residual_scale    | N(0, (std / sqrt(N))^2)    |
+/// | gpt2::Linear weight, residual_scale    | N(0, (std / sqrt(N))^2), or 0 (zero scheme) |
 /// | gpt2::Linear bias                      | 0                          |
 /// | Embedding weight (wte = lm_head)       | N(0, std^2)                |
 /// | the position embedding (wpe)           | N(0, wpe_std^2)            |

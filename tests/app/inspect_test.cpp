@@ -93,6 +93,32 @@ TEST(InitTable, FlagsAWronglyScaledProjection) {
   EXPECT_TRUE(found);
 }
 
+// Under the zero scheme the projections are a constant group, expected
+// "= 0" and checked exactly: a fresh model passes, and one nonzero weight
+// fails its group alone.
+TEST(InitTable, ZeroSchemeChecksTheProjectionsAreExactlyZero) {
+  auto flags = small_flags();
+  flags.model.set("init_residual", "zero");
+  std::ostringstream out;
+  EXPECT_EQ(run_inspect(flags, out), 0) << out.str();
+  EXPECT_NE(out.str().find("scheme zero (projections start at 0)"), std::string::npos) << out.str();
+  GPT model(flags.model.config());
+  for (const InitRow& row : init_table(*model)) {
+    if (row.group == "attn.c_proj.weight" || row.group == "mlp.c_proj.weight") {
+      EXPECT_EQ(row.expected_std, 0.0);
+      EXPECT_EQ(row.measured_std, 0.0);
+      EXPECT_TRUE(row.ok);
+    }
+  }
+  {
+    torch::NoGradGuard no_grad;
+    model->block(1)->mlp->c_proj->weight[0][5] = 1e-6;
+  }
+  for (const InitRow& row : init_table(*model)) {
+    EXPECT_EQ(row.ok, row.group != "mlp.c_proj.weight") << row.group;
+  }
+}
+
 TEST(InitTable, FlagsANonZeroBias) {
   GPT model(small_flags().model.config());
   {

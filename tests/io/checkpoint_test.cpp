@@ -59,6 +59,22 @@ TEST_F(CheckpointFile, ConfigRoundTripsEverySeedAndNone) {
   }
 }
 
+// Every scheme is stored by its name, the three older ones as before (so
+// checkpoints written before `zero` existed read as they did), and a
+// zero-init model comes back with its projections at 0.
+TEST_F(CheckpointFile, EveryResidualSchemeRoundTripsZeroWithItsZeroProjections) {
+  for (auto scheme : {ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock,
+                      ResidualScale::kNone, ResidualScale::kZero}) {
+    const auto config = testing::tiny_config().init(InitOptions().seed(4).residual(scheme));
+    save_checkpoint(path("s.pt"), *GPT(config));
+    const auto loaded = load_checkpoint(path("s.pt"));
+    EXPECT_EQ(loaded.model->config.init().residual(), scheme) << to_string(scheme);
+    EXPECT_EQ(to_string(loaded.model->config), to_string(config));
+    const auto zeros = loaded.model->block(0)->attn->c_proj->weight.count_nonzero().item<int64_t>();
+    EXPECT_EQ(zeros == 0, scheme == ResidualScale::kZero) << to_string(scheme);
+  }
+}
+
 TEST_F(CheckpointFile, Float64CheckpointLoadsAsFloat64AndLeavesGeneratorAlone) {
   GPT model(testing::tiny_config().init(InitOptions().seed(8)));
   model->to(torch::kFloat64);

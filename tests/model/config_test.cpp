@@ -58,6 +58,9 @@ TEST(Config, ResidualStdFollowsTheScheme) {
   EXPECT_DOUBLE_EQ(c.residual_std(), 0.02 / std::sqrt(12.0));
   c.init().residual(ResidualScale::kNone);
   EXPECT_DOUBLE_EQ(c.residual_std(), 0.02);
+  c.init().residual(ResidualScale::kZero);
+  EXPECT_EQ(c.residual_std(), 0.0);
+  EXPECT_EQ(c.residual_count(), 0);
 }
 
 void expect_config_error(const GPTConfig& c, const std::string& fragment) {
@@ -82,9 +85,11 @@ TEST(Config, ValidateNamesTheBadFieldAndValue) {
 }
 
 TEST(Config, EnumNamesRoundTrip) {
-  for (auto s : {ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock, ResidualScale::kNone}) {
+  for (auto s : {ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock, ResidualScale::kNone,
+                 ResidualScale::kZero}) {
     EXPECT_EQ(residual_scale_from_string(to_string(s)), s);
   }
+  EXPECT_EQ(to_string(ResidualScale::kZero), "zero");
   EXPECT_THROW(residual_scale_from_string("2L"), ConfigError);
   for (auto g : {Gelu::kTanh, Gelu::kExact}) EXPECT_EQ(gelu_from_string(to_string(g)), g);
   EXPECT_THROW(gelu_from_string("erf"), ConfigError);

@@ -69,6 +69,51 @@ TEST(Init, NoScalingSchemeGivesPlain0p02) {
   expect_gpt2_init(GPTConfig::preset("gpt2").init(init), 0.02, 0.02);
 }
 
+// Zero init (modded-nanogpt, nanochat): the projections the flag marks are
+// exactly +0, and every other tensor is bit for bit the one GPT-2's scheme
+// draws from the same seed (the zero scheme draws and discards), so the
+// schemes differ in the projections alone.
+TEST(Init, ZeroSchemeStartsResidualProjectionsAtExactlyZeroAndDrawsTheRestAsGpt2) {
+  const GPTConfig base = GPTConfig().n_layer(3).n_head(4).n_embd(64).vocab_size(96).block_size(16);
+  GPT zero(GPTConfig(base).init(InitOptions().seed(11).residual(ResidualScale::kZero)));
+  GPT gpt2(GPTConfig(base).init(InitOptions().seed(11)));
+  auto theirs = gpt2->named_parameters();
+  int projections = 0;
+  for (const auto& item : zero->named_parameters()) {
+    const torch::Tensor& t = item.value();
+    if (testing::is_residual_projection(item.key())) {
+      EXPECT_EQ(t.count_nonzero().item<int64_t>(), 0) << item.key();
+      EXPECT_FALSE(t.signbit().any().item<bool>()) << item.key() << " holds -0";
+      EXPECT_GT(theirs[item.key()].abs().max().item<float>(), 0.0f) << item.key();
+      ++projections;
+    } else {
+      EXPECT_TRUE(torch::equal(t, theirs[item.key()])) << item.key();
+    }
+  }
+  EXPECT_EQ(projections, 2 * 3);
+  // The record says what was written: a fill of 0 (std 0).
+  for (const auto& r : zero->reset_parameters()) {
+    if (r.tensor.is_same(zero->block(2)->mlp->c_proj->weight)) {
+      EXPECT_EQ(r.std, 0.0);
+    }
+  }
+}
+
+// Under the zero scheme too, the flag decides: a flagged c_attn starts at 0,
+// an unflagged c_proj is drawn with the base std.
+TEST(Init, ZeroSchemeFollowsTheFlag) {
+  GPT model(GPTConfig().n_layer(2).n_head(4).n_embd(256).vocab_size(64).block_size(8)
+                .init(InitOptions().seed(3).residual(ResidualScale::kZero)));
+  auto block = model->block(0);
+  block->attn->c_attn->options.residual_scale(true);
+  block->attn->c_proj->options.residual_scale(false);
+  init_weights(*model, model->config, model->transformer->wpe.get());
+  EXPECT_EQ(block->attn->c_attn->weight.count_nonzero().item<int64_t>(), 0);
+  // 65,536 draws: relative standard error 0.3%; 2% is 7 of them.
+  EXPECT_NEAR(block->attn->c_proj->weight.std().item<double>() / 0.02, 1.0, 0.02);
+  EXPECT_EQ(model->block(1)->mlp->c_proj->weight.count_nonzero().item<int64_t>(), 0);
+}
+
 TEST(Init, EveryTensorIsWrittenExactlyOnceTiedMatrixWithEmbeddingStd) {
   GPT model(testing::tiny_config().init(InitOptions().std(0.03)));
   auto records = model->reset_parameters();

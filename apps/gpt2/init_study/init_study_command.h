@@ -1,12 +1,12 @@
 #pragma once
 // `gpt2 init-study`: what GPT-2's residual scale does, measured: `sweep`
-// (sweep.h) at init, `train` (train_study.h) through training.
+// (sweep.h) at init, `frontier` (frontier.h) through training.
 
 #include <CLI/App.hpp>
 
 namespace gpt2::app {
 
-/// Registers `init-study sweep` and `init-study train` on `app`.
+/// Registers `init-study sweep` and `init-study frontier` on `app`.
 void add_init_study_command(CLI::App& app, int* rc);
 
 }  // namespace gpt2::app

@@ -10,12 +10,14 @@ std::string scheme_label(ResidualScale scheme) {
     case ResidualScale::kTwoPerBlock: return "N = 2L";
     case ResidualScale::kOnePerBlock: return "N = L";
     case ResidualScale::kNone: return "N = 1 (none)";
+    case ResidualScale::kZero: return "zero";
   }
   return to_string(scheme);
 }
 
 const std::vector<Rgb>& scheme_colors() {
-  static const std::vector<Rgb> kColors = {{31, 90, 180}, {40, 150, 60}, {220, 60, 30}};
+  static const std::vector<Rgb> kColors = {
+      {31, 90, 180}, {40, 150, 60}, {220, 60, 30}, {140, 60, 170}};
   return kColors;
 }
 

@@ -1,11 +1,10 @@
 #pragma once
 // The types every part of `gpt2 init-study` shares, at the bottom of its
 // folder: the schemes compared and how pictures show them, the flags of
-// both studies, and what one profile (sweep) or one run (train) measured.
+// both studies, and what one profile (sweep) or one run (frontier) measured.
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "apps/gpt2/plot/svg_page.h"
@@ -13,15 +12,17 @@
 
 namespace gpt2::app {
 
-/// The residual schemes every init study compares, GPT-2's first.
+/// The residual schemes the init studies compare, GPT-2's first (the sweep
+/// leaves out kZero: kSweepSchemes).
 inline constexpr ResidualScale kStudySchemes[] = {
-    ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock, ResidualScale::kNone};
+    ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock, ResidualScale::kNone,
+    ResidualScale::kZero};
 
-/// How tables and legends name a scheme: "N = 2L", "N = L", "N = 1 (none)".
+/// How tables and legends name a scheme: "N = 2L", "N = L", "N = 1 (none)", "zero".
 std::string scheme_label(ResidualScale scheme);
 
 /// The scheme colours of every init picture, in kStudySchemes order (blue
-/// N = 2L, green N = L, red none): draw_svg's `series`.
+/// N = 2L, green N = L, red none, purple zero): draw_svg's `series`.
 const std::vector<Rgb>& scheme_colors();
 /// The cmap0 index of `scheme`'s colour on a page drawn with scheme_colors().
 int scheme_color(ResidualScale scheme);
@@ -52,52 +53,72 @@ struct SweepFlags {
   std::string out = ".";
 };
 
-/// Values of `init-study train`. The recipe is the nano preset's (AdamW,
-/// warm-up, cosine to lr / 10, clipping at 1, dropout 0) on the shipped
-/// corpus, char-level; these change the model's shape and the run's length.
-struct TrainStudyFlags {
-  int64_t n_layer = 48;
-  int64_t n_embd = 128;
-  int64_t n_head = 4;
-  /// Tokens per sequence (T).
-  int64_t block_size = 32;
-  /// Sequences per step (B).
-  int64_t batch_size = 8;
-  /// Optimizer steps per run.
-  int64_t steps = 150;
-  /// Peak learning rates, one set of runs each; empty: the nano preset's
-  /// and kHighLrFactor times it.
+/// The grid of `init-study frontier` and the settings every run shares. A
+/// run is one cell (scheme, depth, lr, seed); everything else is the same
+/// in every run and recorded beside the CSV, so the pieces of one grid,
+/// run on different days, append to one file.
+struct FrontierGrid {
+  std::vector<ResidualScale> schemes;
+  std::vector<int64_t> depths;
+  /// Peak learning rates.
   std::vector<double> lrs;
+  /// Seeds of the init, the batch order and the val batches.
+  std::vector<uint64_t> seeds;
+  int64_t n_embd = 0;
+  int64_t n_head = 0;
+  /// Tokens per sequence (T).
+  int64_t block_size = 0;
+  /// Sequences per step (B).
+  int64_t batch_size = 0;
+  /// Optimizer steps per run.
+  int64_t steps = 0;
+  /// Linear warm-up steps before the cosine.
+  int64_t warmup_steps = 0;
   /// Steps between val evaluations (and at the start and end).
-  int64_t eval_interval = 25;
-  /// Batches per val evaluation.
-  int64_t eval_steps = 6;
-  /// Seed of the init, the batch order and dropout: the same for every run.
-  uint64_t seed = 1337;
+  int64_t eval_interval = 0;
+  /// Val batches per evaluation.
+  int64_t eval_steps = 0;
   /// Prepared char-level data; empty: the shipped corpus, prepared into OUT/data-char.
   std::string data;
-  /// Folder for init_train.csv, init_train_curves.csv and init_train.svg.
+  /// Folder of frontier.csv, its settings, the table and the pictures.
   std::string out = ".";
 };
 
-/// The higher learning rate is this many times the preset's.
-inline constexpr double kHighLrFactor = 4.0;
-
-/// One training run of the study.
-struct StudyRun {
+/// One point of the grid.
+struct FrontierCell {
   ResidualScale scheme = ResidualScale::kTwoPerBlock;
+  int64_t depth = 0;
   double lr = 0;
-  /// True when max_skips non-finite steps in a row stopped the run.
-  bool diverged = false;
-  /// Steps done (skipped ones included).
+  uint64_t seed = 0;
+  bool operator==(const FrontierCell& o) const {
+    return scheme == o.scheme && depth == o.depth && lr == o.lr && seed == o.seed;
+  }
+};
+
+/// What one finished run measured: a row of frontier.csv.
+struct FrontierRun {
+  FrontierCell cell;
+  /// Steps done (skipped ones included); below the grid's when the guard stopped it.
   int64_t steps = 0;
-  /// Steps skipped by the non-finite guard.
+  /// Val loss at step 0 (about ln(vocab)) and after the last step.
+  double start_val = 0;
+  double final_val = 0;
+  /// The guard stopped it (max_skips non-finite steps in a row), or its
+  /// final val is not finite or above start_val.
+  bool diverged = false;
+  /// Steps skipped by the non-finite guard, and the first of them (1-based; -1: none).
   int64_t skipped = 0;
-  /// Mean training loss of each step, 1 .. steps (NaN for a skipped one).
-  std::vector<double> train_loss;
-  /// (steps done, val loss) at each evaluation, the first at step 0.
-  std::vector<std::pair<int64_t, double>> val;
-  /// Wall time of the run, evaluations included.
+  int64_t first_skip = -1;
+  /// Largest finite global gradient norm before clipping.
+  double max_grad_norm = 0;
+  /// RMS of the residual stream after the last block, on the val batches,
+  /// at step 0 and at the end.
+  double rms_start = 0;
+  double rms_end = 0;
+  /// Largest pre-softmax attention logit q.k/sqrt(head size) over every
+  /// block, head and evaluation.
+  double max_attn_logit = 0;
+  /// Wall time of the run.
   double seconds = 0;
 };
 

@@ -54,7 +54,7 @@ std::vector<InitProfile> run_sweep(const SweepFlags& f, std::ostream& out) {
   fmt::print(out, "  {:>6} {:>6} {:>14} {:>12} {:>12} {:>16} {:>16}\n", "depth", "scheme",
              "final std", "logits std", "loss", "grad norm blk 0", "grad norm last");
   for (int64_t depth : f.depths) {
-    for (ResidualScale scheme : kStudySchemes) {
+    for (ResidualScale scheme : kSweepSchemes) {
       const GPTConfig config = GPTConfig()
                                    .n_layer(depth).n_embd(f.n_embd).n_head(f.n_head)
                                    .vocab_size(f.vocab_size).block_size(f.seq)

@@ -15,6 +15,11 @@
 
 namespace gpt2::app {
 
+/// The sweep's schemes: kStudySchemes without kZero, whose stream at init
+/// is the embedding itself at every depth.
+inline constexpr ResidualScale kSweepSchemes[] = {
+    ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock, ResidualScale::kNone};
+
 /// Builds a model of `config` (seeded), runs a (batch, seq) batch of random
 /// tokens with random targets forward and backward, and measures it.
 InitProfile profile_at_init(const GPTConfig& config, int64_t batch, int64_t seq,

@@ -28,9 +28,12 @@ std::string thousands(int64_t n) {
 
 bool print_init_table(const GPTImpl& model, std::ostream& out) {
   const GPTConfig& c = model.config;
-  fmt::print(out, "init      scheme {} (N = {}), std {}, wpe std {}, seed {}\n",
-             to_string(c.init().residual()), c.residual_count(), c.init().std(),
-             c.init().wpe_std(), c.init().seed() ? std::to_string(*c.init().seed()) : "none");
+  const std::string residual = c.init().residual() == ResidualScale::kZero
+                                   ? "projections start at 0"
+                                   : fmt::format("N = {}", c.residual_count());
+  fmt::print(out, "init      scheme {} ({}), std {}, wpe std {}, seed {}\n",
+             to_string(c.init().residual()), residual, c.init().std(), c.init().wpe_std(),
+             c.init().seed() ? std::to_string(*c.init().seed()) : "none");
   fmt::print(out, "  {:<20} {:>7} {:>12} {:>14} {:>14} {:>11} {:>9}  {}\n", "group", "tensors",
              "elements", "expected", "measured std", "worst err", "tolerance", "");
   bool ok = true;

@@ -1,0 +1,42 @@
+#pragma once
+// The files that let `init-study frontier` run a grid in pieces:
+// OUT/frontier.csv, one row per finished run, appended and flushed as each
+// run ends, and OUT/frontier_grid.txt, the settings every row was run with.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "apps/gpt2/init_study/study_types.h"
+
+namespace gpt2::app {
+
+/// frontier.csv's header line (without the newline).
+extern const char* const kFrontierColumns;
+
+/// `run` as a CSV line (with the newline); doubles in their shortest
+/// round-trip form, so a repeated run can be compared bit for bit.
+std::string frontier_row(const FrontierRun& run);
+/// Inverse of frontier_row (with or without the newline). Throws InputError
+/// naming `where` and the bad cell.
+FrontierRun parse_frontier_row(const std::string& line, const std::string& where);
+
+/// The rows of `path` (empty when it does not exist). A last line without
+/// its newline is what a killed run leaves: it is cut off the file (and
+/// said on `out`), as is nothing else. Throws InputError for another
+/// header or a row that does not parse.
+std::vector<FrontierRun> read_frontier_csv(const std::string& path, std::ostream& out);
+/// Appends `run`'s line to `path` (made with the header first when it does
+/// not exist) in one write, then fsyncs: a kill leaves at most a partial last
+/// line. Throws FileError naming `path`.
+void append_frontier_row(const std::string& path, const FrontierRun& run);
+
+/// The settings a grid's rows share, one `key value` per line: every model
+/// and training field of a run except those its cell sets (depth, scheme,
+/// seed, learning rates), and the data folder.
+std::string frontier_settings(const FrontierGrid& grid, int64_t vocab_size);
+/// Records `settings` in `path`, or, when `path` holds settings already,
+/// throws ConfigError naming each one that differs (recorded and given).
+void check_or_record_settings(const std::string& path, const std::string& settings);
+
+}  // namespace gpt2::app
