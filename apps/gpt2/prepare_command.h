@@ -1,6 +1,6 @@
 #pragma once
-// `gpt2 prepare`: tokenize text files into nanoGPT's train.bin, val.bin and
-// meta.json.
+// `gpt2 prepare`: tokenize text (files, folders, standard input) into
+// nanoGPT's train.bin, val.bin and meta.json, or llm.c's token shards.
 
 #include <CLI/App.hpp>
 
@@ -8,21 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "gpt2/train/dataset.h"
+
 namespace gpt2::app {
 
 /// Values of the prepare subcommand's flags.
 struct PrepareFlags {
-  /// Text files, concatenated in order.
+  /// Text files, folders of them, or "-" (standard input), in order.
   std::vector<std::string> inputs;
   /// The folder to write.
   std::string out;
-  /// "gpt2" or "char".
-  std::string tokenizer = "gpt2";
-  /// Share of the text (its tail) that becomes val.bin.
-  double val_fraction = 0.1;
+  /// The tokenizer, format, val fraction, shard size and name, threads.
+  PrepareOptions options;
 };
 
-/// Prepares the data and prints what it wrote. Returns 0; bad input throws gpt2::Error.
+/// Prepares the data and prints what it wrote; a live progress line when
+/// stdout is a terminal. Returns 0; bad input throws gpt2::Error.
 int run_prepare(const PrepareFlags& flags, std::ostream& out);
 
 /// Registers `prepare` on `app`; its callback stores the exit code in `*rc`.

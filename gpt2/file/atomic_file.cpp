@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <optional>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 
@@ -114,46 +114,100 @@ void remove_stale_temporaries(const std::filesystem::path& target,
   }
 }
 
-// Runs `write` on a fresh temporary file beside `path` and renames it over
-// the target; see write_atomically.
-void replace(const std::string& path, const std::function<void(const std::string&)>& write) {
-  const std::filesystem::path target = resolve_target(path);
-  std::filesystem::path folder = target.parent_path();
-  if (folder.empty()) folder = ".";
-  remove_stale_temporaries(target, folder);
+}  // namespace
+
+StagedFile::StagedFile(const std::string& path) : path_(path) {
+  target_ = resolve_target(path).string();
+  const std::filesystem::path target(target_);
+  folder_ = target.parent_path().empty() ? std::string(".") : target.parent_path().string();
+  remove_stale_temporaries(target, folder_);
   // Signals wait while the file is created and its removal armed, so that
   // none lands between the two.
   sigset_t interrupting, previous_mask;
   sigemptyset(&interrupting);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupting, sig);
   ::pthread_sigmask(SIG_BLOCK, &interrupting, &previous_mask);
-  std::string tmp;
-  std::optional<detail::RemoveOnSignal> remove_on_signal;
   try {
-    tmp = create_temporary(target, folder);
-    remove_on_signal.emplace(tmp);
+    tmp_ = create_temporary(target, folder_);
+    remove_on_signal_ = std::make_unique<detail::RemoveOnSignal>(tmp_);
   } catch (...) {
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
     ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
     throw;
   }
   ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-  try {
-    write(tmp);
-    step_done("written");
-    fsync_path(tmp, O_RDONLY);
-    step_done("synced");
-    std::filesystem::rename(tmp, target);
-  } catch (const std::exception& e) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw FileError(fmt::format("cannot write '{}': {}", path, e.what()));
+}
+
+StagedFile::~StagedFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(tmp_.c_str());
+}
+
+FileError StagedFile::error(const std::string& reason) const {
+  return FileError(fmt::format("cannot write '{}': {}", path_, reason));
+}
+
+void StagedFile::open_fd() {
+  if (fd_ >= 0) return;
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd_ < 0) throw error(fmt::format("open {}: {}", tmp_, reason(errno)));
+}
+
+void StagedFile::append(const void* data, size_t bytes) {
+  open_fd();
+  write_at(size_, data, bytes);
+  size_ += bytes;
+}
+
+void StagedFile::write_at(uint64_t offset, const void* data, size_t bytes) {
+  open_fd();
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw error(fmt::format("after {} bytes: {}", offset, reason(n < 0 ? errno : ENOSPC)));
+    p += n;
+    offset += static_cast<uint64_t>(n);
+    bytes -= static_cast<size_t>(n);
   }
+}
+
+void StagedFile::commit() {
+  if (committed_) throw error("committed twice");
+  try {
+    if (fd_ >= 0) {
+      const int closed = ::close(fd_);
+      fd_ = -1;
+      if (closed != 0) throw std::runtime_error(fmt::format("close {}: {}", tmp_, reason(errno)));
+    }
+    step_done("written");
+    fsync_path(tmp_, O_RDONLY);
+    step_done("synced");
+    std::filesystem::rename(tmp_, target_);
+  } catch (const std::exception& e) {
+    throw error(e.what());
+  }
+  committed_ = true;
   // The rename is durable once the folder's entry is; a failure here leaves
   // the new file in place, so it is not reported as a failed write.
   try {
-    fsync_path(folder.string(), O_RDONLY | O_DIRECTORY);
+    fsync_path(folder_, O_RDONLY | O_DIRECTORY);
   } catch (const std::exception&) {
   }
+}
+
+namespace {
+
+// Runs `write` on a fresh temporary file beside `path` and renames it over
+// the target; see write_atomically.
+void replace(const std::string& path, const std::function<void(const std::string&)>& write) {
+  StagedFile staged(path);
+  try {
+    write(staged.tmp_path());
+  } catch (const std::exception& e) {
+    throw staged.error(e.what());
+  }
+  staged.commit();
 }
 
 }  // namespace

@@ -4,12 +4,57 @@
 /// fsync it, rename it over the target, fsync the folder). Reading is
 /// read_file.h's.
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "gpt2/error.h"
+
 namespace gpt2 {
+
+namespace detail {
+class RemoveOnSignal;
+}  // namespace detail
+
+/// A file written in pieces beside `path` and made `path` by commit(), by
+/// the rules of write_atomically: until then (and if the object is destroyed
+/// uncommitted, or SIGINT / SIGTERM / SIGHUP ends the process) the temporary
+/// is removed and an existing `path` untouched. For writers that produce a
+/// file as a stream and patch a header at the end (token shards). Errors are
+/// FileError `cannot write '<path>': <reason>`.
+class StagedFile {
+ public:
+  explicit StagedFile(const std::string& path);
+  ~StagedFile();
+  StagedFile(const StagedFile&) = delete;
+  StagedFile& operator=(const StagedFile&) = delete;
+
+  /// Writes `bytes` at the end of what was appended so far.
+  void append(const void* data, std::size_t bytes);
+  /// Writes `bytes` at `offset` (a header written before its counts were known).
+  void write_at(uint64_t offset, const void* data, std::size_t bytes);
+  /// Bytes appended.
+  uint64_t size() const { return size_; }
+  /// Closes, fsyncs and renames the temporary over `path`.
+  void commit();
+
+  /// The temporary file, for writers that open it themselves.
+  const std::string& tmp_path() const { return tmp_; }
+  /// The FileError for `reason`, naming `path`.
+  FileError error(const std::string& reason) const;
+
+ private:
+  void open_fd();
+  std::string path_, target_, folder_, tmp_;
+  std::unique_ptr<detail::RemoveOnSignal> remove_on_signal_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  bool committed_ = false;
+};
 
 /// Fills a fresh temporary file beside `path` through the stream given to
 /// `write`, then makes it `path`. The stream never fails midway: a write

@@ -3,6 +3,7 @@
 /// "gpt2" encoding) in C++, without LibTorch. Any byte string encodes, and
 /// decode(encode(bytes)) == bytes for every byte string.
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -17,6 +18,14 @@ namespace gpt2 {
 /// source tree's gpt2/text/gpt2-bpe that holds both files. Throws FileError
 /// listing the places tried when none does.
 std::filesystem::path default_bpe_dir();
+
+/// The largest p in [1, limit] (limit < text.size()) where `text` may be cut
+/// without changing its GPT-2 ids: encode(text[0, p)) followed by
+/// encode(text[p, end)) equals encode(text). text[p] is then an ASCII space,
+/// tab, newline or carriage return and the character ending at p - 1 is not
+/// white space (pretokenizer.cpp argues why that is enough). 0 when there is
+/// none. Lets a long text be tokenized in pieces, on several threads.
+std::size_t safe_cut(std::string_view text, std::size_t limit);
 
 /// Text <-> GPT-2 token ids. Cheap to copy (the tables are shared and
 /// immutable); every const method is safe to call from several threads.

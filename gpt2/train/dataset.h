@@ -1,8 +1,11 @@
 #pragma once
-/// nanoGPT's prepared-data layout: DIR/train.bin and DIR/val.bin hold the
+/// Prepared data. nanoGPT's layout: DIR/train.bin and DIR/val.bin hold the
 /// token ids as uint16, DIR/meta.json names the tokenizer (and, for the
-/// character-level one, its alphabet).
+/// character-level one, its alphabet). llm.c's: DIR/NAME_val_000000.bin,
+/// DIR/NAME_train_000001.bin, ... (data/shard_file.h) and the same meta.json
+/// with "format": "llmc". data/data_folder.h reads either.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -23,23 +26,63 @@ struct DatasetMeta {
   int64_t train_tokens = 0;
   /// Tokens in val.bin.
   int64_t val_tokens = 0;
+  /// "nanogpt" (train.bin, val.bin) or "llmc" (token shards).
+  std::string format = "nanogpt";
+  /// Shard files written, val included (llmc only).
+  int64_t shards = 0;
+};
+
+/// The formats prepare_dataset writes: "nanogpt", "llmc".
+const std::vector<std::string>& data_format_names();
+
+/// How prepare_dataset reads and writes.
+struct PrepareOptions {
+  /// "gpt2" or "char".
+  std::string tokenizer = "gpt2";
+  /// "nanogpt" or "llmc".
+  std::string format = "nanogpt";
+  /// nanogpt: the share of the bytes, at the end, that becomes val.bin.
+  double val_fraction = 0.1;
+  /// llmc: tokens per shard (llm.c's fineweb.py: 10^8); the first shard is val.
+  int64_t shard_tokens = 100'000'000;
+  /// llmc: the shards' NAME; empty: the folder's name.
+  std::string shard_name;
+  /// Tokenizer threads; 0: the cores this process may run on.
+  int threads = 0;
+  /// Bytes per piece handed to a thread (longer only where no safe cut is).
+  std::size_t piece_bytes = 1 << 20;
+  /// Called now and then with the bytes read, the bytes in all (0 when
+  /// standard input makes it unknown) and the tokens written.
+  std::function<void(uint64_t bytes, uint64_t total_bytes, int64_t tokens)> progress;
 };
 
 /// The tokenizer names prepare_dataset accepts: "gpt2", "char".
 const std::vector<std::string>& tokenizer_names();
 
-/// Reads the input files, concatenated, splits the text at 1 - val_fraction
-/// of its bytes (at a character boundary) as nanoGPT's prepare.py does,
-/// tokenizes both parts and writes the three files into `dir` (created if
-/// needed; each file replaced atomically). Throws InputError for empty
-/// input, an unknown tokenizer, a fraction outside (0, 1) or a split with
-/// fewer than 2 tokens (one input and its target), ConfigError for ids that
-/// do not fit uint16, FileError naming a file that cannot be read or written.
+/// Tokenizes the inputs (files, folders of files, "-" for standard input;
+/// each file a document, separated by <|endoftext|> for gpt2) in pieces on
+/// options.threads threads, in bounded memory, and writes `dir` (created if
+/// needed; every file replaced atomically):
+///  - nanogpt: the concatenated bytes split at 1 - val_fraction (moved back
+///    to a character boundary) as nanoGPT's prepare.py does, each part
+///    tokenized on its own, train.bin, val.bin and meta.json; nothing is
+///    replaced unless all three can be.
+///  - llmc: the ids in shards of shard_tokens, the first one val, as llm.c's
+///    fineweb.py (each document starts with <|endoftext|> for gpt2), and
+///    meta.json; shards of an earlier run past the new last are removed.
+/// Throws InputError for empty input, an unknown tokenizer or format, a
+/// fraction outside (0, 1), or a split with fewer than 2 tokens (one input
+/// and its target), ConfigError for ids that do not fit uint16, FileError
+/// naming a file that cannot be read or written.
+DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::string& dir,
+                            const PrepareOptions& options);
+/// prepare_dataset in nanoGPT's layout with `tokenizer` and `val_fraction`.
 DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::string& dir,
                             const std::string& tokenizer, double val_fraction = 0.1);
 
-/// Reads DIR/meta.json. Throws FileError naming it when it is missing or
-/// malformed.
+/// Reads DIR/meta.json; for a folder of token shards without one, GPT-2's
+/// tokenizer and the shards' counts (shard_folder_meta). Throws FileError
+/// naming it when it is missing or malformed.
 DatasetMeta read_dataset_meta(const std::string& dir);
 
 /// Text <-> ids with a dataset's tokenizer.

@@ -44,30 +44,54 @@ struct Batch {
   torch::Tensor y;
 };
 
+/// Where a trainer's batches come from: a stream of (B, T) batches whose
+/// position is a generator state plus, for sources that keep more
+/// (ShardLoader: shard, offset, epoch), a position in JSON text; both go
+/// into a checkpoint so that a resumed run draws the batches that followed.
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  /// The next batch. Its tensors may be the source's buffers, refilled in
+  /// place by the next call: use them before calling again.
+  virtual Batch next() = 0;
+  /// Moves on as `batches` calls of next() would, without reading them.
+  /// Data-parallel ranks share one stream and skip each other's batches.
+  virtual void skip(int64_t batches) = 0;
+  /// Starts again as if fresh from `seed` (for evaluation on fixed batches).
+  virtual void reseed(uint64_t seed) = 0;
+  /// The generator's state (a uint8 tensor of a CPU generator's size).
+  virtual torch::Tensor rng_state() const = 0;
+  /// Restores a state from rng_state(). Throws InputError for a tensor
+  /// that is not such a state.
+  virtual void set_rng_state(const torch::Tensor& state) = 0;
+  /// The rest of the position, as JSON text; empty when the generator is all.
+  virtual std::string position() const { return {}; }
+  /// Restores position(). Throws InputError when it does not fit this source.
+  virtual void set_position(const std::string& position) { (void)position; }
+};
+
 /// Draws (B, T) batches from a TokenFile as nanoGPT's get_batch: B offsets
 /// uniform in [0, size - T), x = file[i, i + T), y = file[i + 1, i + T + 1).
-class TokenLoader {
+class TokenLoader : public BatchSource {
  public:
   /// Throws InputError when the file holds fewer than block_size + 1 tokens
   /// (no window fits) or a size is not positive, naming the file and sizes.
   TokenLoader(std::shared_ptr<const TokenFile> file, int64_t batch_size, int64_t block_size,
               uint64_t seed);
 
-  /// The next batch. Its tensors are this loader's buffers, refilled in
-  /// place by the next call: use them before calling again.
-  Batch next();
+  /// The next batch, in this loader's buffers.
+  Batch next() override;
   /// Draws `batches` batches' offsets and drops them: the generator ends
-  /// where `batches` calls of next() would leave it. Data-parallel ranks
-  /// share one seeded stream and skip each other's micro-batches.
-  void skip(int64_t batches);
-  /// Draws as if fresh from `seed` again (for evaluation on fixed batches).
-  void reseed(uint64_t seed);
+  /// where `batches` calls of next() would leave it.
+  void skip(int64_t batches) override;
+  /// Draws as if fresh from `seed` again.
+  void reseed(uint64_t seed) override;
 
   /// The generator's state (a uint8 tensor), to store in a checkpoint.
-  torch::Tensor rng_state() const;
+  torch::Tensor rng_state() const override;
   /// Restores a state from rng_state(); the next batches are those that
-  /// followed it. Throws InputError for a tensor that is not such a state.
-  void set_rng_state(const torch::Tensor& state);
+  /// followed it.
+  void set_rng_state(const torch::Tensor& state) override;
 
   /// Tokens per batch, B * T.
   int64_t tokens_per_batch() const { return batch_size_ * block_size_; }

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "gpt2/error.h"
+#include "gpt2/train/data/data_folder.h"
 
 namespace gpt2 {
 namespace {
@@ -17,10 +18,6 @@ namespace {
 // Seeds of the evaluation loaders, apart from the training stream's.
 constexpr uint64_t kEvalTrainSeedOffset = 1;
 constexpr uint64_t kEvalValSeedOffset = 2;
-
-std::shared_ptr<const TokenFile> open_split(const std::string& dir, const char* split) {
-  return std::make_shared<const TokenFile>(dir + "/" + split + ".bin");
-}
 
 // Dropout's seed on `rank` after `step` steps: the run's seed on rank 0 (so
 // a one-process run is unchanged), apart on the others. A checkpoint holds
@@ -50,14 +47,13 @@ Trainer::Trainer(GPT model_, const TrainOptions& options, const std::string& dat
       options_(options),
       data_dir_(data_dir),
       schedule_(options.schedule()),
-      train_file_(open_split(data_dir, "train")),
-      val_file_(open_split(data_dir, "val")),
-      train_(train_file_, options.batch_size(), model->config.block_size(), options.seed()),
-      eval_train_(train_file_, options.batch_size(), model->config.block_size(),
-                  options.seed() + kEvalTrainSeedOffset),
-      eval_val_(val_file_, options.batch_size(), model->config.block_size(),
-                options.seed() + kEvalValSeedOffset),
       dp_(std::move(data_parallel)) {
+  BatchSources sources = open_batch_sources(
+      data_dir, options.batch_size(), model->config.block_size(), model->config.vocab_size(),
+      options.seed(), options.seed() + kEvalTrainSeedOffset, options.seed() + kEvalValSeedOffset);
+  train_ = std::move(sources.train);
+  eval_train_ = std::move(sources.eval_train);
+  eval_val_ = std::move(sources.eval_val);
   options_.validate();
   optimizer_ = configure_optimizers(*model, torch::optim::AdamWOptions(options.lr())
                                                 .betas({options.beta1(), options.beta2()})
@@ -77,15 +73,15 @@ StepResult Trainer::step() {
   model->train();
   optimizer_->clear_grads();
   const int64_t rank = dp_ ? dp_->rank() : 0, world = dp_ ? dp_->world_size() : 1;
-  train_.skip(rank * options_.grad_accum());  // the lower ranks' micro-batches
+  train_->skip(rank * options_.grad_accum());  // the lower ranks' micro-batches
   for (int64_t micro = 0; micro < options_.grad_accum(); ++micro) {
-    const Batch batch = train_.next();
+    const Batch batch = train_->next();
     torch::Tensor loss = model->forward(batch.x, batch.y).loss / options_.grad_accum();
     if (loss_hook) loss = loss_hook(step_, loss);
     loss.backward();
     r.loss += loss.item<double>();
   }
-  train_.skip((world - 1 - rank) * options_.grad_accum());  // the higher ranks'
+  train_->skip((world - 1 - rank) * options_.grad_accum());  // the higher ranks'
   if (dp_) r.loss = dp_->average_gradients(params_, r.loss);
   r.grad_norm = torch::nn::utils::clip_grad_norm_(
       params_, options_.grad_clip() > 0 ? options_.grad_clip()
@@ -100,7 +96,7 @@ StepResult Trainer::step() {
 
 double Trainer::evaluate(const std::string& split) {
   TORCH_CHECK(split == "train" || split == "val", "split must be train or val, got ", split);
-  TokenLoader& loader = split == "train" ? eval_train_ : eval_val_;
+  BatchSource& loader = split == "train" ? *eval_train_ : *eval_val_;
   loader.reseed(options_.seed() + (split == "train" ? kEvalTrainSeedOffset : kEvalValSeedOffset));
   torch::NoGradGuard no_grad;
   model->eval();
@@ -128,8 +124,10 @@ bool Trainer::record_val(double loss) {
 void Trainer::save(const std::string& path) const {
   nlohmann::json record = {{"data_dir", data_dir_}, {"best_val_step", best_val_step_}};
   record["best_val_loss"] = best_val_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json();
+  const std::string position = train_->position();
+  if (!position.empty()) record["data_position"] = nlohmann::json::parse(position);
   // Two generator states, the loader's then torch's default (dropout).
-  const torch::Tensor rng = torch::cat({train_.rng_state(), default_generator_state()});
+  const torch::Tensor rng = torch::cat({train_->rng_state(), default_generator_state()});
   save_checkpoint(path, *model,
                   {step_, optimizer_.get(), rng, record.dump(), stored_fields(options_)});
 }
@@ -147,7 +145,18 @@ void Trainer::restore(const Checkpoint& checkpoint, const std::string& path) {
     throw CheckpointError(fmt::format("checkpoint '{}' holds no optimizer state", path));
   }
   load_optimizer_state(path, *optimizer_);
-  train_.set_rng_state(rng.slice(0, 0, half).clone());
+  train_->set_rng_state(rng.slice(0, 0, half).clone());
+  if (!record.data_position.empty() || !train_->position().empty()) {
+    if (record.data_position.empty()) {
+      throw CheckpointError(fmt::format("checkpoint '{}' holds no position in the token shards of "
+                                        "'{}' (it was written for another data layout)", path, data_dir_));
+    }
+    try {
+      train_->set_position(record.data_position);
+    } catch (const InputError& e) {
+      throw CheckpointError(fmt::format("checkpoint '{}': {}", path, e.what()));
+    }
+  }
   auto gen = at::detail::getDefaultCPUGenerator();
   {
     std::lock_guard<std::mutex> lock(gen.mutex());
@@ -176,6 +185,7 @@ TrainRecord parse_train_record(const Checkpoint& checkpoint, const std::string& 
     }
     r.data_dir = json.at("data_dir").get<std::string>();
     r.best_val_step = json.at("best_val_step").get<int64_t>();
+    if (json.contains("data_position")) r.data_position = json["data_position"].dump();
     if (!json.at("best_val_loss").is_null()) r.best_val_loss = json["best_val_loss"].get<double>();
   } catch (const std::exception& e) {
     throw CheckpointError(fmt::format("checkpoint '{}' has no usable training record (was it "

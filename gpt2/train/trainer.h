@@ -44,7 +44,8 @@ struct StepResult {
 /// The model, optimizer, data and counters of one run.
 class Trainer {
  public:
-  /// A run over the prepared data in `data_dir` (train.bin, val.bin). The
+  /// A run over the prepared data in `data_dir` (either layout of
+  /// data/data_folder.h: train.bin and val.bin, or token shards). The
   /// model is trained as given; the optimizer is built once, here; torch's
   /// default generator (dropout) is seeded from options.seed().
   ///
@@ -105,8 +106,7 @@ class Trainer {
   LrSchedule schedule_;
   std::unique_ptr<FusedAdamW> optimizer_;
   std::vector<torch::Tensor> params_;  // unique parameters, for clipping
-  std::shared_ptr<const TokenFile> train_file_, val_file_;
-  TokenLoader train_, eval_train_, eval_val_;
+  std::unique_ptr<BatchSource> train_, eval_train_, eval_val_;
   int64_t step_ = 0;
   double best_val_ = std::numeric_limits<double>::infinity();
   int64_t best_val_step_ = -1;
@@ -121,6 +121,9 @@ struct TrainRecord {
   TrainOptions options;
   /// Its data folder.
   std::string data_dir;
+  /// The training source's position beyond its generator (BatchSource::
+  /// position; empty for nanoGPT's layout and older checkpoints).
+  std::string data_position;
   /// Best val loss and its step (-1: none).
   double best_val_loss = std::numeric_limits<double>::infinity();
   int64_t best_val_step = -1;

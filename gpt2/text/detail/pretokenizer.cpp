@@ -1,17 +1,18 @@
 #include "gpt2/text/detail/pretokenizer.h"
 
+#include "gpt2/text/tokenizer.h"
+
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 namespace gpt2::bpe {
-namespace {
 
-// Length of the well-formed UTF-8 sequence at s[i] (Unicode Table 3-7: no
-// overlong forms, no surrogates, nothing above U+10FFFF), or 0 if none.
+// Unicode Table 3-7.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
   const auto at = [&](std::size_t k) {
     return static_cast<unsigned char>(s[i + k]);
@@ -39,6 +40,8 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   }
   return len;
 }
+
+namespace {
 
 // Position of the first byte that is not part of well-formed UTF-8, or npos.
 std::size_t first_invalid(std::string_view s) {
@@ -132,4 +135,62 @@ void Pretokenizer::split(std::string_view text,
   }
 }
 
+
 }  // namespace gpt2::bpe
+
+namespace gpt2 {
+namespace {
+
+// Unicode's White_Space property, which the pattern's \p{White_Space} tests.
+bool is_white_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
+}
+
+// Whether the character ending at text[p - 1] is white space. A byte that is
+// not part of valid UTF-8 is '!' to the pattern (Pretokenizer::split), not
+// white space. At most one valid sequence can end at p - 1 (a lead byte is
+// never a continuation byte), and the left-to-right decoding of the whole
+// text lands on its first byte, so decoding backwards from p agrees with it.
+bool ends_in_white_space(std::string_view text, std::size_t p) {
+  const auto b = static_cast<unsigned char>(text[p - 1]);
+  if (b < 0x80) return is_white_space(b);
+  for (std::size_t len = 2; len <= 4 && len <= p; ++len) {
+    const std::size_t s = p - len;
+    if (bpe::utf8_length(text, s) != len) continue;
+    char32_t c = static_cast<unsigned char>(text[s]) & (0xFF >> (len + 1));
+    for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (static_cast<unsigned char>(text[s + k]) & 0x3F);
+    return is_white_space(c);
+  }
+  return false;
+}
+
+}  // namespace
+
+// Why a cut at p gives the same ids. BPE merges within the pre-tokenizer's
+// pieces only, so it is enough that the pieces of the whole are the pieces
+// of the two parts. The pattern is matched anchored at the end of the
+// previous match, and every character starts some match, so the matches
+// tile the text. (1) No match of the whole spans p: a match that holds
+// white space is either all white space (the last two alternatives) or
+// holds one space at its start ( ?\p{L}+ and the like); text[p] is white
+// space and text[p - 1] is not, so no match holds both. (2) The matches
+// before p are the same in text[0, p): each alternative reads at most the
+// character after its match to stop, and the character at p (white space)
+// stops the letter, number and punctuation runs as the end of text does;
+// the only look-ahead, (?!\P{White_Space}), follows a white-space run, and
+// none ends at p. (3) The matches from p on are those of text[p, end): the
+// pattern has no look-behind. Invalid UTF-8 is replaced byte by byte
+// before matching, and that replacement is decided the same in the parts,
+// as ends_in_white_space says. Tested on tiny Shakespeare and on generated
+// text with invalid bytes and Unicode spaces (tests/train/prepare_test.cpp).
+std::size_t safe_cut(std::string_view text, std::size_t limit) {
+  for (std::size_t p = std::min(limit, text.size() - 1); p >= 1 && p < text.size(); --p) {
+    const char c = text[p];
+    if ((c == ' ' || c == '\n' || c == '\t' || c == '\r') && !ends_in_white_space(text, p)) return p;
+  }
+  return 0;
+}
+
+}  // namespace gpt2

@@ -32,6 +32,10 @@ inline constexpr std::string_view kNewNumbers =
     R"(\x{1CCF0}-\x{1CCF9}\x{1D2C0}-\x{1D2D3}\x{1E4F0}-\x{1E4F9})"
     R"(\x{1E5F1}-\x{1E5FA})";
 
+/// Length of the well-formed UTF-8 sequence at s[i] (no overlong forms, no
+/// surrogates, nothing above U+10FFFF), or 0 if none starts there.
+std::size_t utf8_length(std::string_view s, std::size_t i);
+
 /// OpenAI's pattern 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+|
 /// ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ as PCRE2 is given it: \s spelled
 /// \p{White_Space}, which is what \s means to tiktoken's engine (U+0085 is

@@ -1,0 +1,73 @@
+#include "gpt2/train/data/data_folder.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "gpt2/error.h"
+#include "gpt2/train/data/shard_file.h"
+#include "gpt2/train/data/shard_loader.h"
+
+namespace gpt2 {
+namespace {
+
+constexpr int64_t kGpt2Vocab = 50257;  // llm.c's and build-nanogpt's shards: GPT-2 BPE
+
+bool exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+}
+
+std::vector<std::shared_ptr<const ShardFile>> open_shards(const std::string& dir,
+                                                          const std::string& split) {
+  std::vector<std::shared_ptr<const ShardFile>> shards;
+  for (const auto& path : list_shards(dir, split)) shards.push_back(std::make_shared<const ShardFile>(path));
+  if (shards.empty()) {
+    throw FileError(fmt::format("'{}' holds no {} shards (*_{}_*.bin or .npy)", dir, split, split));
+  }
+  return shards;
+}
+
+}  // namespace
+
+DataLayout data_layout(const std::string& dir) {
+  if (exists(dir + "/meta.json") && read_dataset_meta(dir).format == "llmc") return DataLayout::kShards;
+  if (exists(dir + "/train.bin")) return DataLayout::kNanoGPT;
+  if (!list_shards(dir, "train").empty()) return DataLayout::kShards;
+  throw FileError(fmt::format("'{}' holds neither train.bin nor train shards (*_train_*.bin or "
+                              ".npy): prepare the data with `gpt2 prepare`", dir));
+}
+
+DatasetMeta shard_folder_meta(const std::string& dir) {
+  DatasetMeta meta;
+  meta.tokenizer = "gpt2";
+  meta.vocab_size = kGpt2Vocab;
+  meta.format = "llmc";
+  for (const auto& shard : open_shards(dir, "train")) meta.train_tokens += shard->size();
+  for (const auto& shard : open_shards(dir, "val")) meta.val_tokens += shard->size();
+  return meta;
+}
+
+BatchSources open_batch_sources(const std::string& dir, int64_t batch_size, int64_t block_size,
+                                int64_t vocab_size, uint64_t seed, uint64_t eval_train_seed,
+                                uint64_t eval_val_seed) {
+  BatchSources s;
+  if (data_layout(dir) == DataLayout::kNanoGPT) {
+    auto train = std::make_shared<const TokenFile>(dir + "/train.bin");
+    auto val = std::make_shared<const TokenFile>(dir + "/val.bin");
+    s.train = std::make_unique<TokenLoader>(train, batch_size, block_size, seed);
+    s.eval_train = std::make_unique<TokenLoader>(train, batch_size, block_size, eval_train_seed);
+    s.eval_val = std::make_unique<TokenLoader>(val, batch_size, block_size, eval_val_seed);
+    return s;
+  }
+  const auto train = open_shards(dir, "train"), val = open_shards(dir, "val");
+  s.train = std::make_unique<ShardLoader>(train, batch_size, block_size, seed, true, vocab_size);
+  s.eval_train = std::make_unique<ShardLoader>(train, batch_size, block_size, eval_train_seed,
+                                               false, vocab_size);
+  s.eval_val = std::make_unique<ShardLoader>(val, batch_size, block_size, eval_val_seed, false,
+                                             vocab_size);
+  return s;
+}
+
+}  // namespace gpt2
