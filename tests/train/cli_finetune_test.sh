@@ -15,7 +15,8 @@ set -eu
 gpt2=$1 corpus=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 "$gpt2" prepare --input "$corpus" --out data --tokenizer char >/dev/null
-"$gpt2" prepare --input "$corpus" --out bpe --tokenizer gpt2 >/dev/null
+head -c 4000 "$corpus" >small.txt
+"$gpt2" prepare --input small.txt --out bpe --tokenizer gpt2 >/dev/null
 recipe="--data data --batch-size 4 --eval-steps 4 --eval-interval 5 --warmup-steps 2
         --sample-tokens 0 --lr 3e-3 --checkpoint-interval 0"
 tiny="--n-layer 2 --n-head 4 --n-embd 32 --block-size 16"
