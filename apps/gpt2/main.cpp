@@ -23,6 +23,7 @@
 #include "apps/gpt2/inspect/inspect_command.h"
 #include "apps/gpt2/plot/plot_command.h"
 #include "apps/gpt2/prepare_command.h"
+#include "apps/gpt2/serve/serve_command.h"
 #include "apps/gpt2/common/runtime.h"
 #include "apps/gpt2/train/train_command.h"
 #include "apps/gpt2/tokenize_command.h"
@@ -75,6 +76,7 @@ int main(int argc, char** argv) {
   gpt2::app::add_init_study_command(app, &rc);
   gpt2::app::add_convert_command(app, &rc);
   gpt2::app::add_eval_command(app, &rc);
+  gpt2::app::add_serve_command(app, &rc);
   refuse_flags_as_values(app);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,318 @@
+#include "apps/gpt2/serve/serve_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <ctime>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "apps/gpt2/common/stop_signal.h"
+#include "apps/gpt2/serve/completions.h"
+#include "gpt2/error.h"
+#include "gpt2/generate/scheduler.h"
+#include "gpt2/io/model_source.h"
+#include "gpt2/text/tokenizer.h"
+
+namespace gpt2::app {
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void reply_error(httplib::Response& res, int status, const std::string& message,
+                 const std::string& type, const std::string& param = "") {
+  res.status = status;
+  res.set_content(dump(error_body(message, type, param)), "application/json");
+}
+
+// One /v1/completions request in flight: its choices, filled on the
+// scheduler's thread, read on the HTTP thread.
+struct Completion {
+  struct Choice {
+    explicit Choice(ChoiceText t) : text(std::move(t)) {}
+    ChoiceText text;
+    std::optional<FinishReason> finish;
+    bool finish_sent = false;
+  };
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<Choice> choices;
+  std::vector<int64_t> jobs;
+  int64_t prompt_tokens = 0;
+  std::string id, model;
+  int64_t created = 0;
+
+  bool done() const {
+    for (const auto& c : choices) {
+      if (!c.finish) return false;
+    }
+    return true;
+  }
+  json chunk(size_t index, const std::string& text, const std::optional<FinishReason>& finish) const {
+    return {{"index", index},
+            {"text", text},
+            {"logprobs", nullptr},
+            {"finish_reason", finish ? json(finish == FinishReason::kLength ? "length" : "stop")
+                                     : json(nullptr)}};
+  }
+  json head() const {
+    return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model}};
+  }
+};
+
+class Server {
+ public:
+  Server(const ServeFlags& flags, GPT model, Tokenizer tokenizer)
+      : name_(flags.model),
+        vocab_size_(model->config.vocab_size()),
+        tokenizer_(std::move(tokenizer)),
+        scheduler_(std::move(model), flags.max_batch) {
+    http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(dump({{"status", "ok"},
+                            {"running", scheduler_.running()},
+                            {"waiting", scheduler_.waiting()}}),
+                      "application/json");
+    });
+    http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(dump({{"object", "list"},
+                            {"data", json::array({{{"id", name_},
+                                                   {"object", "model"},
+                                                   {"created", 0},
+                                                   {"owned_by", "gpt2"}}})}}),
+                      "application/json");
+    });
+    http_.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const json body = json_body(req);
+        const auto content = body.find("content");
+        if (content == body.end() || !content->is_string()) {
+          throw ApiError("'content' must be a string", "content");
+        }
+        const auto ids = tokenizer_.encode(content->get<std::string>());
+        res.set_content(dump({{"tokens", ids}}), "application/json");
+      });
+    });
+    http_.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const json body = json_body(req);
+        const auto tokens = body.find("tokens");
+        if (tokens == body.end() || !tokens->is_array()) {
+          throw ApiError("'tokens' must be a list of token ids", "tokens");
+        }
+        std::vector<int32_t> ids;
+        for (const auto& t : *tokens) {
+          if (!t.is_number_integer() || t.get<int64_t>() < 0 ||
+              t.get<int64_t>() >= tokenizer_.vocab_size()) {
+            throw ApiError(fmt::format("'tokens' holds {}, not a token id in [0, {})", dump(t),
+                                       tokenizer_.vocab_size()), "tokens");
+          }
+          ids.push_back(t.get<int32_t>());
+        }
+        res.set_content(dump({{"content", tokenizer_.decode(ids)}}), "application/json");
+      });
+    });
+    http_.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] { complete(req, res); });
+    });
+  }
+
+  ~Server() { http_.stop(); }
+
+  // Binds and prints where; port 0 picks a free port.
+  int bind(const std::string& host, int port) {
+    const int bound = port == 0 ? http_.bind_to_any_port(host) : (http_.bind_to_port(host, port) ? port : -1);
+    if (bound < 0) {
+      throw FileError(fmt::format("cannot listen on {}:{} (in use, or not an address of this "
+                                  "machine)", host, port));
+    }
+    return bound;
+  }
+  void listen() { http_.listen_after_bind(); }
+  void stop() { http_.stop(); }
+
+ private:
+  static json json_body(const httplib::Request& req) {
+    try {
+      return json::parse(req.body);
+    } catch (const json::parse_error& e) {
+      throw ApiError(fmt::format("the body is not valid JSON: {}", e.what()), "");
+    }
+  }
+
+  template <class F>
+  void guarded(httplib::Response& res, F&& f) {
+    try {
+      f();
+    } catch (const ApiError& e) {
+      reply_error(res, 400, e.what(), "invalid_request_error", e.param);
+    } catch (const InputError& e) {
+      reply_error(res, 400, e.what(), "invalid_request_error");
+    } catch (const std::exception& e) {
+      reply_error(res, 500, e.what(), "server_error");
+    }
+  }
+
+  void complete(const httplib::Request& req, httplib::Response& res) {
+    const CompletionRequest r = parse_completion_request(req.body, tokenizer_, vocab_size_, name_);
+    auto c = std::make_shared<Completion>();
+    c->id = fmt::format("cmpl-{}", next_id_++);
+    c->model = r.model;
+    c->created = static_cast<int64_t>(std::time(nullptr));
+    for (const auto& p : r.prompts) {
+      c->prompt_tokens += static_cast<int64_t>(p.size());
+      for (int64_t j = 0; j < r.n; ++j) c->choices.emplace_back(ChoiceText(tokenizer_, r.stop));
+    }
+    std::random_device fresh;
+    size_t index = 0;
+    for (const auto& p : r.prompts) {
+      for (int64_t j = 0; j < r.n; ++j, ++index) {
+        GenerationRequest g;
+        g.prompt = p;
+        g.options = r.options;
+        g.options.seed(r.seeded ? r.options.seed() + static_cast<uint64_t>(j)
+                                : (static_cast<uint64_t>(fresh()) << 32) ^ fresh());
+        g.on_token = [c, index](int64_t token) {
+          std::lock_guard<std::mutex> lock(c->mutex);
+          const bool more = c->choices[index].text.add(token);
+          c->changed.notify_all();
+          return more;
+        };
+        g.on_finish = [c, index](FinishReason why) {
+          std::lock_guard<std::mutex> lock(c->mutex);
+          c->choices[index].finish = why;
+          c->changed.notify_all();
+        };
+        const int64_t job = scheduler_.submit(std::move(g));
+        std::lock_guard<std::mutex> lock(c->mutex);
+        c->jobs.push_back(job);
+      }
+    }
+    if (r.stream) {
+      stream(c, res);
+      return;
+    }
+    std::unique_lock<std::mutex> lock(c->mutex);
+    c->changed.wait(lock, [&] { return c->done(); });
+    json choices = json::array();
+    int64_t completion_tokens = 0;
+    for (size_t i = 0; i < c->choices.size(); ++i) {
+      auto& ch = c->choices[i];
+      choices.push_back(c->chunk(i, ch.text.take(true), ch.finish));
+      completion_tokens += ch.text.tokens();
+    }
+    json out = c->head();
+    out["choices"] = choices;
+    out["usage"] = {{"prompt_tokens", c->prompt_tokens},
+                    {"completion_tokens", completion_tokens},
+                    {"total_tokens", c->prompt_tokens + completion_tokens}};
+    res.set_content(dump(out), "application/json");
+  }
+
+  // Server-sent events: a chunk per piece of text as it comes, one with
+  // each choice's finish_reason, then "data: [DONE]". A client that leaves
+  // cancels its choices.
+  void stream(const std::shared_ptr<Completion>& c, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, c](size_t, httplib::DataSink& sink) {
+          std::unique_lock<std::mutex> lock(c->mutex);
+          c->changed.wait_for(lock, std::chrono::milliseconds(200));
+          std::string events;
+          for (size_t i = 0; i < c->choices.size(); ++i) {
+            auto& ch = c->choices[i];
+            if (ch.finish_sent) continue;
+            const bool finished = ch.finish.has_value();
+            const std::string text = ch.text.take(finished);
+            if (text.empty() && !finished) continue;
+            json event = c->head();
+            event["choices"] = json::array({c->chunk(i, text, ch.finish)});
+            events += "data: " + dump(event) + "\n\n";
+            ch.finish_sent = finished;
+          }
+          const bool done = c->done();
+          lock.unlock();
+          if (!events.empty() && !sink.write(events.data(), events.size())) return false;
+          if (done) {
+            static const std::string kDone = "data: [DONE]\n\n";
+            sink.write(kDone.data(), kDone.size());
+            sink.done();
+          }
+          return true;
+        },
+        [this, c](bool success) {
+          if (success) return;
+          for (const int64_t job : c->jobs) scheduler_.cancel(job);  // the client left
+        });
+  }
+
+  std::string name_;
+  int64_t vocab_size_;
+  Tokenizer tokenizer_;
+  Scheduler scheduler_;
+  httplib::Server http_;
+  std::atomic<int64_t> next_id_{0};
+};
+
+}  // namespace
+
+int run_serve(const ServeFlags& flags) {
+  LoadedModel loaded = load_model_file(flags.model);
+  for (const auto& note : loaded.notes) fmt::print("note      {}\n", note);
+  Tokenizer tokenizer = flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
+  if (loaded.model->config.vocab_size() < tokenizer.vocab_size()) {
+    throw ConfigError(fmt::format("'{}' has vocab_size {}: gpt2 serve speaks GPT-2's BPE and needs "
+                                  "a model of at least its {} tokens", flags.model,
+                                  loaded.model->config.vocab_size(), tokenizer.vocab_size()));
+  }
+  fmt::print("model     {} ({}): {}\n", flags.model, to_string(loaded.format),
+             to_string(loaded.model->config));
+  Server server(flags, std::move(loaded.model), std::move(tokenizer));
+  const int port = server.bind(flags.host, flags.port);
+  fmt::print("serving   http://{}:{}/v1/completions (and /v1/models, /health, /tokenize, "
+             "/detokenize); at most {} requests decoding at once; Ctrl-C stops\n",
+             flags.host, port, flags.max_batch);
+  std::fflush(stdout);
+  StopOnSignal stop_on_signal;
+  std::atomic<bool> stopped{false};
+  std::thread watcher([&] {
+    while (!stopped && !stop_on_signal.stop()->load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    server.stop();
+  });
+  server.listen();
+  stopped = true;
+  watcher.join();
+  fmt::print("stopped   by a signal\n");
+  return 0;
+}
+
+void add_serve_command(CLI::App& app, int* rc) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Serve a model over HTTP with OpenAI's completions API, requests batched together");
+  cmd->add_option("--model", flags->model,
+                  "The model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c .bin)")
+      ->required();
+  cmd->add_option("--host", flags->host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", flags->port, "Port to listen on (0: any free port, printed)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--max-batch", flags->max_batch, "Requests decoded at once; the others wait")
+      ->check(CLI::Range(int64_t{1}, int64_t{256}))
+      ->capture_default_str();
+  cmd->add_option("--bpe-dir", flags->bpe_dir,
+                  "Folder with GPT-2's encoder.json and vocab.bpe (default: the shipped copy)");
+  cmd->callback([flags, rc] { *rc = run_serve(*flags); });
+}
+
+}  // namespace gpt2::app

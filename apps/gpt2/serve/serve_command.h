@@ -1,0 +1,32 @@
+#pragma once
+// `gpt2 serve`: one model behind OpenAI's completions API over HTTP
+// (cpp-httplib), every request decoded in one running batch.
+
+#include <CLI/App.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace gpt2::app {
+
+/// Values of the serve subcommand's flags.
+struct ServeFlags {
+  /// Any file load_model reads.
+  std::string model;
+  /// Address and port to listen on (port 0: any free one, printed).
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  /// Requests decoded at once; the others wait.
+  int64_t max_batch = 8;
+  /// Where the BPE files are; empty: the shipped copy.
+  std::string bpe_dir;
+};
+
+/// Loads the model, serves until SIGINT or SIGTERM, returns 0. Bad flags or
+/// files throw gpt2::Error; a port that cannot be bound throws FileError.
+int run_serve(const ServeFlags& flags);
+
+/// Registers `serve` on `app`; its callback stores the exit code in `*rc`.
+void add_serve_command(CLI::App& app, int* rc);
+
+}  // namespace gpt2::app

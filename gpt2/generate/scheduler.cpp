@@ -1,0 +1,180 @@
+#include "gpt2/generate/scheduler.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+
+#include "gpt2/error.h"
+#include "gpt2/generate/batch_decoder.h"
+
+namespace gpt2 {
+
+const char* to_string(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kCancelled: return "cancelled";
+  }
+  return "?";
+}
+
+struct Scheduler::Job {
+  explicit Job(GenerationRequest r)
+      : request(std::move(r)),
+        generator(at::make_generator<at::CPUGeneratorImpl>(request.options.seed())) {}
+  GenerationRequest request;
+  at::Generator generator;  // this request's own draws: a seed repeats its text
+  int64_t produced = 0;     // the scheduler's thread only
+  int64_t row = -1;         // its BatchDecoder id once admitted
+  bool cancelled = false;   // under mutex_
+};
+
+Scheduler::Scheduler(GPT model, int64_t max_batch) : model_(std::move(model)), max_batch_(max_batch) {
+  if (max_batch < 1) throw ConfigError(fmt::format("max_batch must be at least 1, got {}", max_batch));
+  model_->eval();
+  thread_ = std::thread([this] { loop(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+int64_t Scheduler::submit(GenerationRequest request) {
+  validate(request.options);
+  const auto& p = request.prompt;
+  if (p.empty()) throw InputError("a prompt of 0 tokens: there is nothing to continue");
+  const int64_t vocab = model_->config.vocab_size();
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] < 0 || p[i] >= vocab) {
+      throw InputError(fmt::format("token id {} at position {} of the prompt is outside the "
+                                   "vocabulary [0, {})", p[i], i, vocab));
+    }
+  }
+  auto job = std::make_shared<Job>(std::move(request));
+  int64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    id = next_id_++;
+    jobs_[id] = job;
+    queue_.push_back(id);
+  }
+  wake_.notify_all();
+  return id;
+}
+
+void Scheduler::cancel(int64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = jobs_.find(id);
+    if (it == jobs_.end()) return;
+    it->second->cancelled = true;
+  }
+  wake_.notify_all();
+}
+
+int64_t Scheduler::running() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return running_;
+}
+
+int64_t Scheduler::waiting() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int64_t>(queue_.size());
+}
+
+void Scheduler::loop() {
+  torch::NoGradGuard no_grad;
+  BatchDecoder decoder(*model_);
+  std::map<int64_t, std::shared_ptr<Job>> active;  // job id -> job, decoding
+  std::map<int64_t, int64_t> job_of_row;           // decoder id -> job id
+  // Ends job `id` (the scheduler's thread; the lock not held).
+  auto finish = [&](int64_t id, const std::shared_ptr<Job>& job, FinishReason reason) {
+    if (job->row >= 0) {
+      decoder.remove(job->row);
+      job_of_row.erase(job->row);
+    }
+    active.erase(id);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.erase(id);
+      running_ = static_cast<int64_t>(active.size());
+    }
+    if (job->request.on_finish) job->request.on_finish(reason);
+  };
+  for (;;) {
+    std::vector<std::pair<int64_t, std::shared_ptr<Job>>> admitted, cancelled;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active.empty(); });
+      if (stopping_) break;
+      while (!queue_.empty() &&
+             static_cast<int64_t>(active.size() + admitted.size()) < max_batch_) {
+        const int64_t id = queue_.front();
+        queue_.pop_front();
+        admitted.emplace_back(id, jobs_.at(id));
+      }
+      for (const auto& [id, job] : active) {
+        if (job->cancelled) cancelled.emplace_back(id, job);
+      }
+      for (const auto& [id, job] : admitted) {
+        if (job->cancelled) cancelled.emplace_back(id, job);
+      }
+    }
+    for (const auto& [id, job] : admitted) {
+      active[id] = job;
+      if (job->cancelled) continue;
+      if (job->request.options.max_new_tokens() == 0) {
+        finish(id, job, FinishReason::kLength);
+        continue;
+      }
+      job->row = decoder.add(job->request.prompt);
+      job_of_row[job->row] = id;
+    }
+    for (const auto& [id, job] : cancelled) finish(id, job, FinishReason::kCancelled);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_ = static_cast<int64_t>(active.size());
+    }
+    if (decoder.empty()) continue;
+
+    const torch::Tensor logits = decoder.next_logits();  // (rows, V)
+    const std::vector<int64_t> rows = decoder.ids();
+    std::vector<int64_t> tokens(rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) {
+      Job& job = *active.at(job_of_row.at(rows[r]));
+      tokens[r] = sample_next(logits.narrow(0, static_cast<int64_t>(r), 1), job.request.options,
+                              job.generator)
+                      .item<int64_t>();
+    }
+    decoder.append(tokens);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const int64_t id = job_of_row.at(rows[r]);
+      const std::shared_ptr<Job> job = active.at(id);
+      const SamplingOptions& o = job->request.options;
+      ++job->produced;
+      const bool more = !job->request.on_token || job->request.on_token(tokens[r]);
+      if (!more || (o.stop_token() && tokens[r] == *o.stop_token())) {
+        finish(id, job, FinishReason::kStop);
+      } else if (job->produced >= o.max_new_tokens()) {
+        finish(id, job, FinishReason::kLength);
+      }
+    }
+  }
+  // Shutting down: every request still here ends as cancelled.
+  std::map<int64_t, std::shared_ptr<Job>> left;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    left = jobs_;
+  }
+  for (const auto& [id, job] : left) {
+    if (!active.count(id)) job->row = -1;
+    active[id] = job;
+    finish(id, job, FinishReason::kCancelled);
+  }
+}
+
+}  // namespace gpt2

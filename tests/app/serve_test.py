@@ -1,0 +1,149 @@
+"""`gpt2 serve` as a client sees it, over HTTP, with Python's standard library.
+
+- Requests of different lengths sent at once decode in one batch, and each
+  greedy completion equals `gpt2 generate` of that prompt alone.
+- Streaming sends the same text as server-sent events ending in [DONE].
+- usage counts, n with a seed (repeatable), stop strings, /tokenize and
+  /detokenize, /v1/models, /health.
+- Bad requests get HTTP 400 with OpenAI's error object naming the field.
+- SIGTERM stops the server with exit code 0.
+
+Usage: /usr/bin/python3 serve_test.py GPT2 CHECKPOINT
+"""
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+
+GPT2, MODEL = sys.argv[1:3]
+
+server = subprocess.Popen([GPT2, "serve", "--model", MODEL, "--port", "0"],
+                          stdout=subprocess.PIPE, text=True)
+port = None
+for line in server.stdout:
+    print(line, end="")
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    if m:
+        port = int(m.group(1))
+        break
+assert port, "the server printed no address"
+BASE = f"http://127.0.0.1:{port}"
+
+
+def call(path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(BASE + path, data=data,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def complete(body):
+    status, text = call("/v1/completions", body)
+    assert status == 200, (status, text)
+    return json.loads(text)
+
+
+def generate_alone(prompt, n):
+    out = subprocess.run([GPT2, "generate", "--model", MODEL, "--prompt", prompt,
+                          "--max-new-tokens", str(n), "--temperature", "0"],
+                         check=True, capture_output=True, text=True).stdout
+    assert out.startswith(prompt), out
+    return out[len(prompt):].rstrip("\n")
+
+
+try:
+    status, text = call("/health")
+    assert status == 200 and json.loads(text)["status"] == "ok", text
+    status, text = call("/v1/models")
+    assert json.loads(text)["data"][0]["id"] == MODEL, text
+
+    # Three prompts of different lengths at once, from three clients.
+    prompts = ["Hi", "To be, or not to be", "The quick brown fox jumps over the lazy"]
+    results = [None] * len(prompts)
+
+    def client(i):
+        results[i] = complete({"prompt": prompts[i], "max_tokens": 12, "temperature": 0})
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(len(prompts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for p, r in zip(prompts, results):
+        want = generate_alone(p, 12)
+        got = r["choices"][0]["text"]
+        assert got == want, (p, got, want)
+        assert r["choices"][0]["finish_reason"] == "length", r
+        status, tok = call("/tokenize", {"content": p})
+        n_prompt = len(json.loads(tok)["tokens"])
+        assert r["usage"] == {"prompt_tokens": n_prompt, "completion_tokens": 12,
+                              "total_tokens": n_prompt + 12}, r["usage"]
+    print("3 concurrent greedy completions equal gpt2 generate of each prompt alone")
+
+    # One request, two prompts: the same texts, in prompt order.
+    both = complete({"prompt": prompts[:2], "max_tokens": 12, "temperature": 0})
+    assert [c["text"] for c in both["choices"]] == [r["choices"][0]["text"] for r in results[:2]]
+
+    # Streaming: the same text, piece by piece, then [DONE].
+    req = urllib.request.Request(BASE + "/v1/completions", data=json.dumps(
+        {"prompt": prompts[1], "max_tokens": 12, "temperature": 0, "stream": True}).encode())
+    with urllib.request.urlopen(req, timeout=60) as r:
+        assert r.headers["Content-Type"].startswith("text/event-stream"), r.headers
+        events = [l[len("data: "):] for l in r.read().decode().split("\n\n") if l.startswith("data: ")]
+    assert events[-1] == "[DONE]", events[-3:]
+    chunks = [json.loads(e) for e in events[:-1]]
+    assert "".join(c["choices"][0]["text"] for c in chunks) == results[1]["choices"][0]["text"]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "length", chunks[-1]
+    assert all(c["choices"][0]["finish_reason"] is None for c in chunks[:-1])
+    print(f"streamed the same text in {len(chunks)} events and [DONE]")
+
+    # A seed repeats sampled text; n choices each have their own draws.
+    body = {"prompt": "Once", "max_tokens": 10, "temperature": 1.0, "n": 2, "seed": 7}
+    a, b = complete(body), complete(body)
+    assert [c["text"] for c in a["choices"]] == [c["text"] for c in b["choices"]]
+    assert a["choices"][0]["text"] != a["choices"][1]["text"], a
+
+    # A stop string ends the text before it.
+    k = max(range(len(prompts)), key=lambda i: len(set(results[i]["choices"][0]["text"])))
+    full = results[k]["choices"][0]["text"]
+    stop = full[len(full) // 2:len(full) // 2 + 3]
+    cut = complete({"prompt": prompts[k], "max_tokens": 12, "temperature": 0, "stop": stop})
+    assert cut["choices"][0]["text"] == full[:full.index(stop)], (cut, full, stop)
+    assert cut["choices"][0]["finish_reason"] == "stop", cut
+    print(f"stop {stop!r} cut {full!r} to {cut['choices'][0]['text']!r}")
+
+    status, text = call("/detokenize", {"tokens": [31373, 995]})
+    assert json.loads(text) == {"content": "hello world"}, text
+
+    for body, param in (({"prompt": "x", "max_tokens": -1}, "max_tokens"),
+                        ({"prompt": "x", "temperature": "hot"}, "temperature"),
+                        ({"prompt": "x", "logprobs": 3}, "logprobs"),
+                        ({"prompt": [50257]}, "prompt"),
+                        ({"prompt": "x", "n": 100}, "n")):
+        status, text = call("/v1/completions", body)
+        err = json.loads(text)["error"]
+        assert status == 400 and err["param"] == param and err["type"] == "invalid_request_error", \
+            (body, status, text)
+        print(f"400 for {body}: {err['message']}")
+    status, text = call("/v1/completions", "")
+    assert status == 400, (status, text)
+    req = urllib.request.Request(BASE + "/v1/completions", data=b"{not json")
+    try:
+        urllib.request.urlopen(req, timeout=10)
+        raise AssertionError("bad JSON was accepted")
+    except urllib.error.HTTPError as e:
+        assert e.code == 400 and "not valid JSON" in json.loads(e.read())["error"]["message"]
+finally:
+    server.send_signal(signal.SIGTERM)
+    rest, _ = server.communicate(timeout=30)
+    print(rest, end="")
+assert server.returncode == 0, server.returncode
+print("gpt2 serve answered every request as OpenAI's API does and stopped on SIGTERM")
