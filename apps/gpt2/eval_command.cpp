@@ -17,6 +17,8 @@
 #include "gpt2/io/model_source.h"
 #include "gpt2/text/tokenizer.h"
 #include "gpt2/train/choices.h"
+#include "gpt2/train/data/data_folder.h"
+#include "gpt2/train/data/shard_file.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/evaluate.h"
 #include "gpt2/train/token_loader.h"
@@ -93,6 +95,28 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
     return 0;
   }
   if (flags.text.empty()) {
+    if (data_layout(flags.data) == DataLayout::kShards) {
+      // Each shard in non-overlapping windows: every token but a shard's first.
+      const auto paths = list_shards(flags.data, flags.split);
+      if (paths.empty()) {
+        throw FileError(fmt::format("'{}' has no {} shard (*_{}_*.bin or .npy)", flags.data,
+                                    flags.split, flags.split));
+      }
+      TokenScore total;
+      int64_t tokens = 0;
+      for (const auto& path : paths) {
+        const ShardFile shard(path);
+        const TokenScore s = split_score(*model, shard.data(), shard.size());
+        total.nll += s.nll;
+        total.tokens += s.tokens;
+        tokens += shard.size();
+      }
+      fmt::print(out, "split     {} ({} {} shard{}): {} tokens in windows of {}\n", flags.data,
+                 paths.size(), flags.split, paths.size() == 1 ? "" : "s", tokens,
+                 model->config.block_size());
+      print_score(total, out);
+      return 0;
+    }
     const TokenFile file(flags.data + "/" + flags.split + ".bin");
     fmt::print(out, "split     {}: {} tokens in windows of {}\n", file.path(), file.size(),
                model->config.block_size());
