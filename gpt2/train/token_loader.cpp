@@ -77,21 +77,26 @@ void TokenLoader::reseed(uint64_t seed) {
   generator_.set_current_seed(seed);
 }
 
-torch::Tensor TokenLoader::rng_state() const {
-  std::lock_guard<std::mutex> lock(generator_.mutex());
-  return generator_.get_state();
+torch::Tensor generator_state(at::Generator& generator) {
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  return generator.get_state();
 }
 
-void TokenLoader::set_rng_state(const torch::Tensor& state) {
-  const torch::Tensor reference = rng_state();
+void set_generator_state(at::Generator& generator, const torch::Tensor& state, const char* what) {
+  const torch::Tensor reference = generator_state(generator);
   if (!state.defined() || state.scalar_type() != torch::kUInt8 || state.sizes() != reference.sizes()) {
-    throw InputError(fmt::format("a token loader's generator state is a uint8 tensor of {} "
-                                 "bytes; got {}",
-                                 reference.numel(),
-                                 state.defined() ? state.toString() + " " + std::to_string(state.numel()) + " elements" : "none"));
+    throw InputError(fmt::format(
+        "{}'s generator state is a uint8 tensor of {} bytes; got {}", what, reference.numel(),
+        state.defined() ? fmt::format("{} of {} elements", state.toString(), state.numel()) : "none"));
   }
-  std::lock_guard<std::mutex> lock(generator_.mutex());
-  generator_.set_state(state);
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(state);
+}
+
+torch::Tensor TokenLoader::rng_state() const { return generator_state(generator_); }
+
+void TokenLoader::set_rng_state(const torch::Tensor& state) {
+  set_generator_state(generator_, state, "a token loader");
 }
 
 }  // namespace gpt2

@@ -36,6 +36,12 @@ class TokenFile {
   int64_t size_ = 0;
 };
 
+/// A generator's state (a uint8 tensor), read under its lock.
+torch::Tensor generator_state(at::Generator& generator);
+/// Restores a state from generator_state(); throws InputError naming
+/// `what` ("a token loader") for a tensor that is not such a state.
+void set_generator_state(at::Generator& generator, const torch::Tensor& state, const char* what);
+
 /// Inputs and next-token targets.
 struct Batch {
   /// (B, T) int64 token ids.

@@ -105,19 +105,10 @@ void ShardLoader::reseed(uint64_t seed) {
   start_epoch();
 }
 
-torch::Tensor ShardLoader::rng_state() const {
-  std::lock_guard<std::mutex> lock(generator_.mutex());
-  return generator_.get_state();
-}
+torch::Tensor ShardLoader::rng_state() const { return generator_state(generator_); }
 
 void ShardLoader::set_rng_state(const torch::Tensor& state) {
-  const torch::Tensor reference = rng_state();
-  if (!state.defined() || state.scalar_type() != torch::kUInt8 || state.sizes() != reference.sizes()) {
-    throw InputError(fmt::format("a shard loader's generator state is a uint8 tensor of {} bytes",
-                                 reference.numel()));
-  }
-  std::lock_guard<std::mutex> lock(generator_.mutex());
-  generator_.set_state(state);
+  set_generator_state(generator_, state, "a shard loader");
 }
 
 std::string ShardLoader::position() const {
