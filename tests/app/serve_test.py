@@ -5,8 +5,10 @@
 - Streaming sends the same text as server-sent events ending in [DONE].
 - usage counts, n with a seed (repeatable), stop strings, /tokenize and
   /detokenize, /v1/models, /health.
-- Bad requests get HTTP 400 with OpenAI's error object naming the field.
-- SIGTERM stops the server with exit code 0.
+- Bad requests get HTTP 400 with OpenAI's error object naming the field, an
+  oversized body 413, a request past the queue 503 with Retry-After, one
+  without the API key 401; a client that leaves mid-stream frees its place.
+- SIGTERM stops the server with exit code 0; each request logs one line.
 
 Usage: /usr/bin/python3 serve_test.py GPT2 CHECKPOINT
 """
@@ -16,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -65,8 +68,10 @@ try:
     status, text = call("/v1/models")
     assert json.loads(text)["data"][0]["id"] == MODEL, text
 
-    # Three prompts of different lengths at once, from three clients.
-    prompts = ["Hi", "To be, or not to be", "The quick brown fox jumps over the lazy"]
+    # Eight prompts of different lengths at once, from eight clients.
+    prompts = ["Hi", "To be, or not to be", "The quick brown fox jumps over the lazy", "A",
+               "Once upon a time", "It was the best of times, it was the worst", "Call me",
+               "In the beginning"]
     results = [None] * len(prompts)
 
     def client(i):
@@ -86,7 +91,7 @@ try:
         n_prompt = len(json.loads(tok)["tokens"])
         assert r["usage"] == {"prompt_tokens": n_prompt, "completion_tokens": 12,
                               "total_tokens": n_prompt + 12}, r["usage"]
-    print("3 concurrent greedy completions equal gpt2 generate of each prompt alone")
+    print("8 concurrent greedy completions equal gpt2 generate of each prompt alone")
 
     # One request, two prompts: the same texts, in prompt order.
     both = complete({"prompt": prompts[:2], "max_tokens": 12, "temperature": 0})
@@ -120,6 +125,26 @@ try:
     assert cut["choices"][0]["finish_reason"] == "stop", cut
     print(f"stop {stop!r} cut {full!r} to {cut['choices'][0]['text']!r}")
 
+    # A client that leaves mid-stream frees its place; the others go on.
+    req = urllib.request.Request(BASE + "/v1/completions", data=json.dumps(
+        {"prompt": "Hi", "max_tokens": 5000, "stream": True}).encode())
+    r = urllib.request.urlopen(req, timeout=60)
+    r.readline()
+    r.close()
+    again = complete({"prompt": prompts[1], "max_tokens": 12, "temperature": 0})
+    assert again["choices"][0]["text"] == results[1]["choices"][0]["text"]
+    for _ in range(100):
+        if json.loads(call("/health")[1])["running"] == 0:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the stream's sequence was not freed")
+    print("a client that left mid-stream freed its place")
+
+    status, text = call("/v1/completions", {"prompt": "x" * (2 << 20)})
+    assert status == 413, (status, text[:200])
+    assert call("/health")[0] == 200
+
     status, text = call("/detokenize", {"tokens": [31373, 995]})
     assert json.loads(text) == {"content": "hello world"}, text
 
@@ -145,5 +170,35 @@ finally:
     server.send_signal(signal.SIGTERM)
     rest, _ = server.communicate(timeout=30)
     print(rest, end="")
+assert server.returncode == 0, server.returncode
+assert re.search(r"^request   cmpl-\d+: \d+ prompt tokens, 12 completion tokens, first token", rest, re.M)
+
+# An API key, and a server with room for one sequence: a second gets 503.
+server = subprocess.Popen([GPT2, "serve", "--model", MODEL, "--port", "0", "--api-key", "k3y",
+                           "--max-batch", "1", "--max-queue", "0"], stdout=subprocess.PIPE, text=True)
+for line in server.stdout:
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    if m:
+        BASE = f"http://127.0.0.1:{m.group(1)}"
+        break
+try:
+    status, text = call("/health")
+    assert status == 401 and json.loads(text)["error"]["type"] == "invalid_api_key", (status, text)
+    auth = {"Authorization": "Bearer k3y", "Content-Type": "application/json"}
+    long = urllib.request.Request(BASE + "/v1/completions", headers=auth, data=json.dumps(
+        {"prompt": "Hi", "max_tokens": 5000, "stream": True}).encode())
+    r = urllib.request.urlopen(long, timeout=60)
+    r.readline()
+    try:
+        urllib.request.urlopen(urllib.request.Request(BASE + "/v1/completions", headers=auth,
+                                                      data=b'{"prompt": "x"}'), timeout=60)
+        raise AssertionError("a request past the room was accepted")
+    except urllib.error.HTTPError as e:
+        assert e.code == 503 and e.headers["Retry-After"] == "1", (e.code, e.headers)
+        print("503:", json.loads(e.read())["error"]["message"])
+    r.close()
+finally:
+    server.send_signal(signal.SIGTERM)
+    server.communicate(timeout=30)
 assert server.returncode == 0, server.returncode
 print("gpt2 serve answered every request as OpenAI's API does and stopped on SIGTERM")

@@ -8,8 +8,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -47,6 +49,8 @@ struct Completion {
   std::vector<Choice> choices;
   std::vector<int64_t> jobs;
   int64_t prompt_tokens = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> first_token;
   std::string id, model;
   int64_t created = 0;
 
@@ -72,9 +76,26 @@ class Server {
  public:
   Server(const ServeFlags& flags, GPT model, Tokenizer tokenizer)
       : name_(flags.model),
+        max_batch_(flags.max_batch),
+        max_queue_(flags.max_queue),
+        api_key_(flags.api_key),
         vocab_size_(model->config.vocab_size()),
         tokenizer_(std::move(tokenizer)),
         scheduler_(std::move(model), flags.max_batch) {
+    // Bounds a client cannot pass: a 1 MiB body (413 beyond), 30 s to send
+    // a request or take a response, 5 s for an idle kept-alive connection.
+    http_.set_payload_max_length(size_t{1} << 20);
+    http_.set_read_timeout(30, 0);
+    http_.set_write_timeout(30, 0);
+    http_.set_keep_alive_timeout(5);
+    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (api_key_.empty() || req.get_header_value("Authorization") == "Bearer " + api_key_) {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+      reply_error(res, 401, "a valid API key is needed: send 'Authorization: Bearer <key>'",
+                  "invalid_api_key");
+      return httplib::Server::HandlerResponse::Handled;
+    });
     http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(dump({{"status", "ok"},
                             {"running", scheduler_.running()},
@@ -170,6 +191,16 @@ class Server {
       c->prompt_tokens += static_cast<int64_t>(p.size());
       for (int64_t j = 0; j < r.n; ++j) c->choices.emplace_back(ChoiceText(tokenizer_, r.stop));
     }
+    const auto sequences = static_cast<int64_t>(c->choices.size());
+    // Room: max_batch decoding and max_queue waiting.
+    const int64_t busy = scheduler_.running() + scheduler_.waiting();
+    if (busy + sequences > max_batch_ + max_queue_) {
+      res.set_header("Retry-After", "1");
+      reply_error(res, 503, fmt::format("the server is busy: {} sequences are decoding or waiting, "
+                                        "room for {}, and this request has {}", busy,
+                                        max_batch_ + max_queue_, sequences), "server_busy");
+      return;
+    }
     std::random_device fresh;
     size_t index = 0;
     for (const auto& p : r.prompts) {
@@ -181,6 +212,7 @@ class Server {
                                 : (static_cast<uint64_t>(fresh()) << 32) ^ fresh());
         g.on_token = [c, index](int64_t token) {
           std::lock_guard<std::mutex> lock(c->mutex);
+          if (!c->first_token) c->first_token = std::chrono::steady_clock::now();
           const bool more = c->choices[index].text.add(token);
           c->changed.notify_all();
           return more;
@@ -188,6 +220,7 @@ class Server {
         g.on_finish = [c, index](FinishReason why) {
           std::lock_guard<std::mutex> lock(c->mutex);
           c->choices[index].finish = why;
+          if (c->done()) log_request(*c);
           c->changed.notify_all();
         };
         const int64_t job = scheduler_.submit(std::move(g));
@@ -254,7 +287,23 @@ class Server {
         });
   }
 
+  // One line per request when its last choice ends (the scheduler's thread).
+  static void log_request(const Completion& c) {
+    using seconds = std::chrono::duration<double>;
+    const auto now = std::chrono::steady_clock::now();
+    int64_t out = 0;
+    for (const auto& ch : c.choices) out += ch.text.tokens();
+    const double total = seconds(now - c.start).count();
+    const double first = c.first_token ? seconds(*c.first_token - c.start).count() : total;
+    fmt::print("request   {}: {} prompt tokens, {} completion tokens, first token {:.0f} ms, "
+               "{:.1f} tokens/s\n", c.id, c.prompt_tokens, out, first * 1e3,
+               total > first ? static_cast<double>(out) / (total - first) : 0.0);
+    std::fflush(stdout);
+  }
+
   std::string name_;
+  int64_t max_batch_, max_queue_;
+  std::string api_key_;
   int64_t vocab_size_;
   Tokenizer tokenizer_;
   Scheduler scheduler_;
@@ -264,7 +313,9 @@ class Server {
 
 }  // namespace
 
-int run_serve(const ServeFlags& flags) {
+int run_serve(const ServeFlags& given) {
+  ServeFlags flags = given;
+  if (const char* key = std::getenv("GPT2_API_KEY"); flags.api_key.empty() && key) flags.api_key = key;
   LoadedModel loaded = load_model_file(flags.model);
   for (const auto& note : loaded.notes) fmt::print("note      {}\n", note);
   Tokenizer tokenizer = flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
@@ -278,8 +329,9 @@ int run_serve(const ServeFlags& flags) {
   Server server(flags, std::move(loaded.model), std::move(tokenizer));
   const int port = server.bind(flags.host, flags.port);
   fmt::print("serving   http://{}:{}/v1/completions (and /v1/models, /health, /tokenize, "
-             "/detokenize); at most {} requests decoding at once; Ctrl-C stops\n",
-             flags.host, port, flags.max_batch);
+             "/detokenize); {} sequences decoding at once, {} waiting at most{}; Ctrl-C stops\n",
+             flags.host, port, flags.max_batch, flags.max_queue,
+             flags.api_key.empty() ? "" : "; API key required");
   std::fflush(stdout);
   StopOnSignal stop_on_signal;
   std::atomic<bool> stopped{false};
@@ -310,6 +362,12 @@ void add_serve_command(CLI::App& app, int* rc) {
   cmd->add_option("--max-batch", flags->max_batch, "Requests decoded at once; the others wait")
       ->check(CLI::Range(int64_t{1}, int64_t{256}))
       ->capture_default_str();
+  cmd->add_option("--max-queue", flags->max_queue,
+                  "Sequences that may wait for a place; beyond, 503 with Retry-After")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--api-key", flags->api_key,
+                  "Require 'Authorization: Bearer KEY' (default: $GPT2_API_KEY, else none)");
   cmd->add_option("--bpe-dir", flags->bpe_dir,
                   "Folder with GPT-2's encoder.json and vocab.bpe (default: the shipped copy)");
   cmd->callback([flags, rc] { *rc = run_serve(*flags); });

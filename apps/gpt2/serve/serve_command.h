@@ -16,8 +16,13 @@ struct ServeFlags {
   /// Address and port to listen on (port 0: any free one, printed).
   std::string host = "127.0.0.1";
   int port = 8080;
-  /// Requests decoded at once; the others wait.
+  /// Sequences decoded at once; the others wait.
   int64_t max_batch = 8;
+  /// Sequences that may wait; a request beyond gets 503 with Retry-After.
+  int64_t max_queue = 64;
+  /// When set, every request needs `Authorization: Bearer <key>` (401
+  /// otherwise); also read from GPT2_API_KEY.
+  std::string api_key;
   /// Where the BPE files are; empty: the shipped copy.
   std::string bpe_dir;
 };
