@@ -84,7 +84,9 @@ void add_generate_command(CLI::App& app, int* rc) {
   checkpoint->check(CLI::ExistingFile);
   for (CLI::Option* option : model_options) checkpoint->excludes(option);
   cmd->add_option("--prompt", flags->prompt, "Text to continue")->required();
+  // A bound a person can mean: 2^20 tokens is about 9 hours of GPT-2 124M here.
   cmd->add_option("--max-new-tokens", flags->max_new_tokens, "Tokens to add at most")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
   cmd->add_option("--temperature", flags->temperature, "Divides the logits; 0 is greedy")
       ->capture_default_str();

@@ -223,7 +223,8 @@ void add_train_command(CLI::App& app, int* rc) {
                 "Continue OUT/ckpt.pt (model flags must match it; training flags override its "
                 "recipe)")
       ->excludes(init_from);
-  cmd->add_option("--sample-tokens", flags->sample_tokens, "Tokens sampled after training");
+  cmd->add_option("--sample-tokens", flags->sample_tokens, "Tokens sampled after training")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   std::vector<TrainOptions> recipes;
   for (const auto& name : train_preset_names()) recipes.push_back(train_preset(name).train);
   add_field_flags(*cmd, flag_specs(recipes), flags->train);
