@@ -1,0 +1,90 @@
+"""Load on `gpt2 serve`: N concurrent streaming clients, as N grows.
+
+Starts the server on a free port, then for each N sends N clients at once,
+each making REQUESTS streamed requests of TOKENS greedy tokens one after
+another, and prints per N: the total tokens/s (all tokens / wall time), the
+time to first token (median and 95th percentile over the requests) and the
+tokens/s each stream sees after its first token (median). Python's standard
+library only.
+
+Usage: python3 apps/bench/serve_load.py GPT2 MODEL [--clients 1,2,4,8,16]
+           [--requests 2] [--tokens 32] [--max-batch 8]
+"""
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import threading
+import time
+import urllib.request
+
+parser = argparse.ArgumentParser()
+parser.add_argument("gpt2")
+parser.add_argument("model")
+parser.add_argument("--clients", default="1,2,4,8,16")
+parser.add_argument("--requests", type=int, default=2)
+parser.add_argument("--tokens", type=int, default=32)
+parser.add_argument("--max-batch", type=int, default=8)
+args = parser.parse_args()
+
+server = subprocess.Popen([args.gpt2, "serve", "--model", args.model, "--port", "0",
+                           "--max-batch", str(args.max_batch), "--max-queue", "1024"],
+                          stdout=subprocess.PIPE, text=True)
+for line in server.stdout:
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    if m:
+        url = f"http://127.0.0.1:{m.group(1)}/v1/completions"
+        break
+# The server logs a line per request; keep its pipe drained.
+threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
+
+PROMPTS = ["Hello", "The quick brown fox jumps over the lazy dog and", "Once upon a time",
+           "To be, or not to be, that is the question:", "In the beginning", "Call me Ishmael.",
+           "It was the best of times, it was the worst of times,", "A"]
+
+
+def stream(prompt):
+    """(seconds to the first text, seconds after it, tokens) of one streamed request."""
+    body = json.dumps({"prompt": prompt, "max_tokens": args.tokens, "temperature": 0,
+                       "stream": True}).encode()
+    start = time.perf_counter()
+    first = None
+    with urllib.request.urlopen(urllib.request.Request(url, data=body), timeout=600) as r:
+        for raw in r:
+            if raw.startswith(b"data: {") and first is None:
+                first = time.perf_counter()
+    end = time.perf_counter()
+    return first - start, end - first, args.tokens
+
+
+try:
+    stream("warm up")
+    print(f"{'clients':>7} {'total tok/s':>11} {'TTFT median':>11} {'TTFT p95':>9} "
+          f"{'stream tok/s':>12}")
+    for n in (int(c) for c in args.clients.split(",")):
+        results = []
+        lock = threading.Lock()
+
+        def client(i):
+            for k in range(args.requests):
+                r = stream(PROMPTS[(i + k) % len(PROMPTS)])
+                with lock:
+                    results.append(r)
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - start
+        ttft = sorted(r[0] for r in results)
+        p95 = ttft[min(len(ttft) - 1, int(round(0.95 * (len(ttft) - 1))))]
+        per_stream = statistics.median((r[2] - 1) / r[1] for r in results if r[1] > 0)
+        total = sum(r[2] for r in results) / wall
+        print(f"{n:>7} {total:>11.1f} {statistics.median(ttft) * 1e3:>9.0f}ms "
+              f"{p95 * 1e3:>7.0f}ms {per_stream:>12.1f}")
+finally:
+    server.terminate()
+    server.wait()
