@@ -23,7 +23,28 @@ int64_t BatchDecoder::add(const std::vector<int64_t>& prompt) {
   const int64_t id = next_id_++;
   tokens_[id] = prompt;
   order_.push_back(id);
-  cache_valid_ = false;
+  if (!cache_valid_ || awaiting_append_) {
+    cache_valid_ = false;  // the next step runs every context
+    return id;
+  }
+  // The running rows keep their cache: the new one is prefilled alone (all
+  // but its last token, which the next step runs with the others' last)
+  // and spliced in.
+  const int64_t block = model_.config.block_size();
+  const auto n = std::min<int64_t>(block, static_cast<int64_t>(prompt.size()));
+  const auto& weight = model_.lm_head->weight;
+  KVCache one(model_.config, 1, weight.options());
+  torch::NoGradGuard no_grad;
+  if (n > 1) {
+    const auto context = torch::tensor(std::vector<int64_t>(prompt.end() - n, prompt.end() - 1),
+                                       torch::kLong).unsqueeze(0);
+    model_.forward_cached(context.to(weight.device()), one);
+  }
+  if (std::max(cache_->length(), one.length()) >= block) {
+    cache_valid_ = false;  // no room for the next token: run every context again
+    return id;
+  }
+  cache_->append_rows(one);
   return id;
 }
 
@@ -80,6 +101,7 @@ torch::Tensor BatchDecoder::rebuild() {
 
 torch::Tensor BatchDecoder::next_logits() {
   TORCH_CHECK(!order_.empty(), "next_logits of an empty batch");
+  torch::NoGradGuard no_grad;
   TORCH_CHECK(!awaiting_append_, "next_logits called twice without append");
   awaiting_append_ = true;
   if (!cache_valid_ || cache_->length() >= model_.config.block_size()) return rebuild();

@@ -25,8 +25,9 @@ class BatchDecoder {
 
   /// Adds a sequence starting with `prompt`; returns its id (0, 1, ... in
   /// the order added). Throws InputError for an empty prompt or an id
-  /// outside the vocabulary. The next next_logits() runs every sequence's
-  /// context again (the join costs one prefill of the batch).
+  /// outside the vocabulary. Its prompt is prefilled alone, here, and its
+  /// cache spliced beside the running rows' (KVCache::append_rows), which
+  /// keep theirs; the next next_logits() decodes all of them.
   int64_t add(const std::vector<int64_t>& prompt);
   /// Drops the sequence `id` from the batch; the others keep their cache.
   /// TORCH_CHECKs that it is in the batch.

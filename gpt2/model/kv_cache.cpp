@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+
 namespace gpt2 {
 
 KVCache::KVCache(const GPTConfig& config, int64_t batch, const torch::TensorOptions& options)
@@ -59,6 +61,35 @@ void KVCache::keep_rows(const std::vector<int64_t>& rows) {
     if (padding_.max().item<int64_t>() == 0) padding_ = torch::Tensor();
   }
   batch_ = static_cast<int64_t>(rows.size());
+}
+
+void KVCache::append_rows(const KVCache& other) {
+  TORCH_CHECK(other.keys_.size() == keys_.size() && other.capacity_ == capacity_,
+              "KVCache::append_rows needs a cache of the same model");
+  const int64_t width = std::max(length_, other.length_);
+  const int64_t shift = width - length_, other_shift = width - other.length_;
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    for (auto* pair : {&keys_, &values_}) {
+      const torch::Tensor& mine = (*pair)[i];
+      const torch::Tensor& theirs = (pair == &keys_ ? other.keys_ : other.values_)[i];
+      auto joined = torch::zeros({batch_ + other.batch_, mine.size(1), capacity_, mine.size(3)},
+                                 mine.options());
+      joined.narrow(0, 0, batch_).narrow(2, shift, length_).copy_(mine.narrow(2, 0, length_));
+      joined.narrow(0, batch_, other.batch_)
+          .narrow(2, other_shift, other.length_)
+          .copy_(theirs.narrow(2, 0, other.length_));
+      (*pair)[i] = joined;
+    }
+  }
+  const auto device = keys_.front().device();
+  const auto pads_of = [&](const KVCache& c, int64_t add) {
+    auto p = c.padding_.defined() ? c.padding_.clone() : torch::zeros({c.batch_}, torch::kLong).to(device);
+    return p + add;
+  };
+  torch::Tensor pads = torch::cat({pads_of(*this, shift), pads_of(other, other_shift)});
+  padding_ = pads.max().item<int64_t>() > 0 ? pads : torch::Tensor();
+  batch_ += other.batch_;
+  length_ = width;
 }
 
 }  // namespace gpt2

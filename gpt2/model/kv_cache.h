@@ -47,6 +47,12 @@ class KVCache {
   /// Keeps only the rows `rows` (indices in [0, batch()), in that order),
   /// with their positions and padding: a row that finished leaves the batch.
   void keep_rows(const std::vector<int64_t>& rows);
+  /// Appends the rows of `other` (a cache of the same model) after this
+  /// one's, both sides aligned on the right: the shorter gains left padding
+  /// (zeros, never attended to), and length() becomes the longer's. A row
+  /// that joins a running batch is prefilled alone and spliced in this way.
+  /// TORCH_CHECKs that the shapes agree.
+  void append_rows(const KVCache& other);
 
   /// Writes layer `layer`'s k, v (B, nh, T, hs) for positions [length(),
   /// length() + T) and returns views of k and v over [0, length() + T).

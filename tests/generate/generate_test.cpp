@@ -118,6 +118,30 @@ TEST(KVCache, PaddedRowsGiveTheLogitsOfEachRowAlone) {
   EXPECT_TRUE(torch::allclose(kept[0], model->forward_last(torch::tensor({{2, 7, 8, 9}}))[0], 1e-5, 1e-5));
 }
 
+// A row prefilled alone and spliced beside running rows (longer or shorter
+// than them) decodes as it does alone, and so do they.
+TEST(KVCache, AppendRowsSplicesAPrefilledRowBesideRunningOnes) {
+  GPT model = tiny_model();
+  torch::NoGradGuard no_grad;
+  const auto opts = model->lm_head->weight.options();
+  for (const int64_t joining : {2, 9}) {
+    KVCache batch(model->config, 1, opts), one(model->config, 1, opts);
+    model->forward_cached(torch::tensor({{3, 1, 4, 1, 5}}), batch);  // 5 slots
+    std::vector<int64_t> prompt;
+    for (int64_t i = 0; i < joining; ++i) prompt.push_back(10 + i);
+    model->forward_cached(torch::tensor(prompt).unsqueeze(0), one);
+    batch.append_rows(one);
+    EXPECT_EQ(batch.batch(), 2);
+    EXPECT_EQ(batch.length(), std::max<int64_t>(5, joining));
+    const auto next = model->forward_cached(torch::tensor({{9}, {7}}), batch);
+    prompt.push_back(7);
+    EXPECT_TRUE(torch::allclose(next[0], model->forward_last(torch::tensor({{3, 1, 4, 1, 5, 9}}))[0],
+                                1e-5, 1e-5)) << "joining " << joining;
+    EXPECT_TRUE(torch::allclose(next[1], model->forward_last(torch::tensor(prompt).unsqueeze(0))[0],
+                                1e-5, 1e-5)) << "joining " << joining;
+  }
+}
+
 // Sequences join and leave between steps, as a server's requests do; each
 // one's greedy tokens are those it gets alone.
 TEST(BatchDecoder, SequencesJoinAndLeaveBetweenStepsAndEachGetsItsOwnTokens) {
