@@ -31,7 +31,8 @@ SamplingOptions GenerateFlags::sampling(int64_t stop_token) const {
       .top_p(top_p)
       .seed(seed)
       .stop_token(stop_token)
-      .use_cache(!no_cache);
+      .use_cache(!no_cache)
+      .prompt_lookup(prompt_lookup);
 }
 
 int run_generate(const GenerateFlags& flags, std::ostream& text, std::ostream& stats) {
@@ -54,12 +55,13 @@ int run_generate(const GenerateFlags& flags, std::ostream& text, std::ostream& s
   const auto start = Clock::now();
   double first_token_s = 0;
   int64_t generated = 0;
+  LookupStats lookup;
   generate(*model, {prompt}, options, [&](size_t, int64_t token) {
     if (generated++ == 0) first_token_s = seconds_since(start);
     if (token == tokenizer.eot_token()) return;
     text << tokenizer.decode_token(static_cast<int32_t>(token));
     text.flush();
-  });
+  }, &lookup);
   const double total_s = seconds_since(start);
   fmt::print(text, "\n");
   // Tokens after the first, over the time after it: the decoding rate.
@@ -68,7 +70,18 @@ int run_generate(const GenerateFlags& flags, std::ostream& text, std::ostream& s
              "generate  prompt {} tokens, generated {} tokens, first token {:.0f} ms, "
              "{:.1f} tokens/s ({})\n",
              prompt.size(), generated, 1000 * first_token_s, rate,
-             options.use_cache() ? "KV cache" : "no cache: full recompute per token");
+             options.prompt_lookup() > 0 ? fmt::format("KV cache, prompt lookup {}",
+                                                       options.prompt_lookup())
+             : options.use_cache()       ? std::string("KV cache")
+                                         : std::string("no cache: full recompute per token"));
+  if (options.prompt_lookup() > 0) {
+    fmt::print(stats,
+               "lookup    {} tokens proposed, {} accepted ({:.0f}%); {} forwards for {} tokens "
+               "({:.2f} per forward)\n",
+               lookup.drafted, lookup.accepted,
+               lookup.drafted ? 100.0 * lookup.accepted / lookup.drafted : 0.0, lookup.forwards,
+               lookup.tokens, lookup.forwards ? double(lookup.tokens) / lookup.forwards : 0.0);
+  }
   return 0;
 }
 
@@ -94,6 +107,10 @@ void add_generate_command(CLI::App& app, int* rc) {
   cmd->add_option("--top-p", flags->top_p, "Keep the most likely tokens up to this mass")
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Seed of the sampler")->capture_default_str();
+  cmd->add_option("--prompt-lookup", flags->prompt_lookup,
+                  "Prompt-lookup decoding: propose up to K tokens from the context per step and "
+                  "check them in one forward (greedy: needs --temperature 0)")
+      ->check(CLI::Range(int64_t{0}, int64_t{64}));
   cmd->add_flag("--no-cache", flags->no_cache,
                 "Recompute the whole context per token (nanoGPT's way) instead of a KV cache");
   cmd->add_option("--bpe-dir", flags->bpe_dir,

@@ -21,6 +21,8 @@ struct GenerateFlags {
   std::string checkpoint;
   std::string prompt;
   int64_t max_new_tokens = 100;
+  /// Prompt-lookup decoding's proposals per step (0: off).
+  int64_t prompt_lookup = 0;
   double temperature = 0.8;
   std::optional<int64_t> top_k = 200;
   double top_p = 1.0;

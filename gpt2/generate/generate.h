@@ -32,9 +32,25 @@ using TokenCallback = std::function<void(size_t row, int64_t token)>;
 /// Runs without grad and with dropout off (the model's train/eval mode is
 /// restored after). Throws InputError for an empty prompt, a token id
 /// outside the vocabulary (naming prompt, position and id) or bad options.
+/// What prompt-lookup decoding did (SamplingOptions::prompt_lookup).
+struct LookupStats {
+  /// Tokens proposed, and how many of them greedy decoding confirmed.
+  int64_t drafted = 0, accepted = 0;
+  /// Forwards run, and tokens produced by them.
+  int64_t forwards = 0, tokens = 0;
+};
+
+/// With options.prompt_lookup() > 0, each prompt is decoded on its own by
+/// prompt-lookup decoding (Hugging Face's prompt_lookup_num_tokens): the
+/// last 3, 2 or 1 tokens are looked up in the context, the tokens that
+/// followed their latest earlier occurrence are proposed, and one forward
+/// over them keeps the longest prefix greedy decoding agrees with, plus
+/// the token greedy decoding gives after it. The output equals plain
+/// greedy decoding; `stats`, when given, adds up what happened.
 std::vector<std::vector<int64_t>> generate(GPTImpl& model,
                                            const std::vector<std::vector<int64_t>>& prompts,
                                            const SamplingOptions& options,
-                                           const TokenCallback& on_token = {});
+                                           const TokenCallback& on_token = {},
+                                           LookupStats* stats = nullptr);
 
 }  // namespace gpt2

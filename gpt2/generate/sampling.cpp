@@ -23,6 +23,13 @@ void validate(const SamplingOptions& o) {
   if (o.max_new_tokens() < 0) {
     throw InputError(fmt::format("max_new_tokens must be >= 0, got {}", o.max_new_tokens()));
   }
+  if (o.prompt_lookup() < 0 || o.prompt_lookup() > 64) {
+    throw InputError(fmt::format("prompt_lookup must be in [0, 64], got {}", o.prompt_lookup()));
+  }
+  if (o.prompt_lookup() > 0 && o.temperature() != 0.0) {
+    throw InputError(fmt::format("prompt_lookup verifies greedy tokens: it needs temperature 0, "
+                                 "got {}", o.temperature()));
+  }
 }
 
 torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,

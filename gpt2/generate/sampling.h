@@ -29,10 +29,16 @@ struct SamplingOptions {
   /// Decode with a KV cache (one new position per step) rather than
   /// recomputing the whole context per token, as nanoGPT does.
   TORCH_ARG(bool, use_cache) = true;
+  /// Prompt-lookup decoding (greedy only): each step proposes up to this
+  /// many tokens, the continuation of the last n-gram's latest earlier
+  /// occurrence in the context, and checks them in one forward; 0 is off.
+  /// The tokens are those of plain greedy decoding.
+  TORCH_ARG(int64_t, prompt_lookup) = 0;
 };
 
 /// Throws InputError naming the option and its value for temperature < 0
-/// or NaN, top_k < 1, top_p outside (0, 1], max_new_tokens < 0.
+/// or NaN, top_k < 1, top_p outside (0, 1], max_new_tokens < 0, or a
+/// prompt_lookup outside [0, 64] or with a temperature other than 0.
 void validate(const SamplingOptions& options);
 
 /// One token per row from logits (B, V): argmax at temperature 0, else a

@@ -199,6 +199,15 @@ torch::Tensor GPTImpl::forward_last(const torch::Tensor& idx) {
 }
 
 torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, KVCache& cache) {
+  auto x = cached_hidden(idx, cache);                    // (B, T, C)
+  return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
+}
+
+torch::Tensor GPTImpl::forward_cached_all(const torch::Tensor& idx, KVCache& cache) {
+  return lm_head(cached_hidden(idx, cache));             // (B, T, V)
+}
+
+torch::Tensor GPTImpl::cached_hidden(const torch::Tensor& idx, KVCache& cache) {
   check_token_ids(idx, config);
   if (idx.size(0) != cache.batch()) {
     throw InputError(fmt::format("idx has {} rows but the KV cache holds {}", idx.size(0),
@@ -209,8 +218,7 @@ torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, KVCache& cache) 
         "{} new positions after the {} cached ones pass block_size {}; crop the context and "
         "clear the cache", idx.size(1), cache.length(), config.block_size()));
   }
-  auto x = hidden(idx, &cache);                          // (B, T, C)
-  return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
+  return hidden(idx, &cache);                            // (B, T, C)
 }
 
 Block GPTImpl::block(size_t i) const {

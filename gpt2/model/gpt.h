@@ -102,6 +102,9 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// than the cache's, or positions past block_size (crop and clear() the
   /// cache).
   torch::Tensor forward_cached(const torch::Tensor& idx, KVCache& cache);
+  /// As forward_cached, but the logits of every new position, (B, T,
+  /// vocab_size): one forward checks several proposed tokens.
+  torch::Tensor forward_cached_all(const torch::Tensor& idx, KVCache& cache);
 
   /// idx (B, T) -> token + position embeddings (B, T, n_embd), the
   /// residual stream entering block 0. Validates idx like forward.
@@ -133,6 +136,7 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   torch::Tensor embed_checked(const torch::Tensor& idx, int64_t first_position = 0,
                               const torch::Tensor& pads = {});
   torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr);
+  torch::Tensor cached_hidden(const torch::Tensor& idx, KVCache& cache);  // checked
 };
 
 /// The handle apps pass around (what TORCH_MODULE(GPT) would declare), but

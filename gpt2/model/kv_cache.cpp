@@ -34,6 +34,12 @@ void KVCache::advance(int64_t t) {
   length_ += t;
 }
 
+void KVCache::truncate(int64_t length) {
+  TORCH_CHECK(length >= 0 && length <= length_, "KVCache cannot truncate to ", length, " of ",
+              length_, " filled");
+  length_ = length;
+}
+
 void KVCache::set_padding(const std::vector<int64_t>& pads) {
   TORCH_CHECK(length_ == 0, "KVCache padding is set on an empty cache; ", length_, " are filled");
   TORCH_CHECK(static_cast<int64_t>(pads.size()) == batch_, "KVCache holds ", batch_,

@@ -61,6 +61,9 @@ class KVCache {
                                                  const torch::Tensor& v);
   /// Marks `t` more positions filled; TORCH_CHECKs that they fit.
   void advance(int64_t t);
+  /// Forgets the positions from `length` on (rejected draft tokens);
+  /// TORCH_CHECKs 0 <= length <= length().
+  void truncate(int64_t length);
 
  private:
   std::vector<torch::Tensor> keys_, values_;  // n_layer x (B, nh, block_size, hs)

@@ -142,6 +142,25 @@ TEST(KVCache, AppendRowsSplicesAPrefilledRowBesideRunningOnes) {
   }
 }
 
+// Prompt-lookup decoding gives plain greedy's tokens, past the block too. A
+// wide init (std 0.5) spreads the logits, so no argmax sits on a near-tie
+// that a differently shaped product could flip.
+TEST(Generate, PromptLookupEqualsPlainGreedyForEveryDraftLength) {
+  GPT model(testing::tiny_config().init(InitOptions().seed(3).std(0.5)));
+  model->eval();
+  const std::vector<std::vector<int64_t>> prompts = {
+      {5, 6, 7, 8, 5, 6, 7, 8, 5, 6}, {1, 2, 3}, {9}, {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}};
+  for (const int64_t k : {1, 3, 8}) {
+    LookupStats stats;
+    const auto got = generate(*model, prompts, greedy(30).prompt_lookup(k), {}, &stats);
+    EXPECT_EQ(got, generate(*model, prompts, greedy(30))) << "k " << k;
+    EXPECT_GT(stats.drafted, 0);
+    EXPECT_EQ(stats.tokens, 4 * 30);
+    EXPECT_LE(stats.forwards, stats.tokens);
+  }
+  EXPECT_THROW(generate(*model, prompts, greedy(4).prompt_lookup(2).temperature(0.5)), InputError);
+}
+
 // Sequences join and leave between steps, as a server's requests do; each
 // one's greedy tokens are those it gets alone.
 TEST(BatchDecoder, SequencesJoinAndLeaveBetweenStepsAndEachGetsItsOwnTokens) {
