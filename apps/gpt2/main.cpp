@@ -5,7 +5,10 @@
 #include <cxxabi.h>
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -108,6 +111,18 @@ int main(int argc, char** argv) {
     // Not one of the library's typed errors: a bug to report, not an abort.
     fmt::print(stderr, "gpt2: internal error ({}): {}\n", demangled(typeid(e).name()),
                e.what());
+    return 2;
+  }
+  // Output that could not be written (a full disk, a device that refuses
+  // it) is an error, not a success: standard output is flushed and checked
+  // once, at the end.
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
+    const int error = errno;
+    fmt::print(stderr, "gpt2: error: cannot write standard output: {}; what was printed is "
+                       "incomplete\n",
+               error ? std::strerror(error) : "a write failed (a full disk or device?)");
     return 2;
   }
   return rc;
