@@ -76,6 +76,14 @@ void Scheduler::cancel(int64_t id) {
   wake_.notify_all();
 }
 
+void Scheduler::cancel_all() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [id, job] : jobs_) job->cancelled = true;
+  }
+  wake_.notify_all();
+}
+
 int64_t Scheduler::running() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return running_;

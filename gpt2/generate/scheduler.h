@@ -63,6 +63,8 @@ class Scheduler {
   /// Ends request `id` before its next token (on_finish(kCancelled)); a
   /// request that already ended is left alone.
   void cancel(int64_t id);
+  /// cancel() of every request queued or running.
+  void cancel_all();
 
   /// Requests decoding now, and waiting for a place.
   int64_t running() const;

@@ -174,8 +174,10 @@ assert server.returncode == 0, server.returncode
 assert re.search(r"^request   cmpl-\d+: \d+ prompt tokens, 12 completion tokens, first token", rest, re.M)
 
 # An API key, and a server with room for one sequence: a second gets 503.
+signalled = False
 server = subprocess.Popen([GPT2, "serve", "--model", MODEL, "--port", "0", "--api-key", "k3y",
-                           "--max-batch", "1", "--max-queue", "0"], stdout=subprocess.PIPE, text=True)
+                           "--max-batch", "1", "--max-queue", "0", "--shutdown-grace", "0.5"],
+                          stdout=subprocess.PIPE, text=True)
 for line in server.stdout:
     m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
     if m:
@@ -196,9 +198,17 @@ try:
     except urllib.error.HTTPError as e:
         assert e.code == 503 and e.headers["Retry-After"] == "1", (e.code, e.headers)
         print("503:", json.loads(e.read())["error"]["message"])
-    r.close()
-finally:
+    # SIGTERM with the stream still running: after the grace it is
+    # cancelled, and it still ends with a finish_reason and [DONE].
     server.send_signal(signal.SIGTERM)
+    signalled = True
+    events = [l for l in r.read().decode().split("\n\n") if l.startswith("data: ")]
+    assert events[-1] == "data: [DONE]", events[-2:]
+    assert json.loads(events[-2][len("data: "):])["choices"][0]["finish_reason"] == "stop", events[-2]
+    print(f"SIGTERM: the running stream ended with [DONE] after {len(events)} events")
+finally:
+    if not signalled:  # a second signal ends the server at once
+        server.send_signal(signal.SIGTERM)
     server.communicate(timeout=30)
 assert server.returncode == 0, server.returncode
 print("gpt2 serve answered every request as OpenAI's API does and stopped on SIGTERM")

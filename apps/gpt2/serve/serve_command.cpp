@@ -159,6 +159,25 @@ class Server {
   void listen() { http_.listen_after_bind(); }
   void stop() { http_.stop(); }
 
+  // Refuses new completions, gives the running ones `grace` seconds, cancels
+  // what is left (each choice still ends with its finish_reason and a
+  // stream with [DONE]), and waits for the streams to send that.
+  void drain(double grace) {
+    draining_ = true;
+    const auto idle = [this] { return scheduler_.running() + scheduler_.waiting() == 0; };
+    const auto until = [](double s) {
+      return std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(s * 1e3));
+    };
+    for (const auto end = until(grace); !idle() && std::chrono::steady_clock::now() < end;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    scheduler_.cancel_all();
+    for (const auto end = until(5); !idle() && std::chrono::steady_clock::now() < end;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a stream's poll is 200 ms
+  }
+
  private:
   static json json_body(const httplib::Request& req) {
     try {
@@ -182,6 +201,11 @@ class Server {
   }
 
   void complete(const httplib::Request& req, httplib::Response& res) {
+    if (draining_) {
+      res.set_header("Retry-After", "1");
+      reply_error(res, 503, "the server is shutting down", "server_busy");
+      return;
+    }
     const CompletionRequest r = parse_completion_request(req.body, tokenizer_, vocab_size_, name_);
     auto c = std::make_shared<Completion>();
     c->id = fmt::format("cmpl-{}", next_id_++);
@@ -309,6 +333,7 @@ class Server {
   Scheduler scheduler_;
   httplib::Server http_;
   std::atomic<int64_t> next_id_{0};
+  std::atomic<bool> draining_{false};
 };
 
 }  // namespace
@@ -339,6 +364,7 @@ int run_serve(const ServeFlags& given) {
     while (!stopped && !stop_on_signal.stop()->load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    if (!stopped) server.drain(flags.shutdown_grace);
     server.stop();
   });
   server.listen();
@@ -365,6 +391,11 @@ void add_serve_command(CLI::App& app, int* rc) {
   cmd->add_option("--max-queue", flags->max_queue,
                   "Sequences that may wait for a place; beyond, 503 with Retry-After")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--shutdown-grace", flags->shutdown_grace,
+                  "On SIGINT/SIGTERM, seconds the requests in flight may take before they are "
+                  "cancelled")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   cmd->add_option("--api-key", flags->api_key,
                   "Require 'Authorization: Bearer KEY' (default: $GPT2_API_KEY, else none)");

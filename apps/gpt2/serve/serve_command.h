@@ -23,6 +23,9 @@ struct ServeFlags {
   /// When set, every request needs `Authorization: Bearer <key>` (401
   /// otherwise); also read from GPT2_API_KEY.
   std::string api_key;
+  /// On SIGINT/SIGTERM: seconds the requests in flight may take to finish
+  /// before they are cancelled (each then ends with its finish_reason).
+  double shutdown_grace = 10;
   /// Where the BPE files are; empty: the shipped copy.
   std::string bpe_dir;
 };
