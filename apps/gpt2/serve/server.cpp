@@ -1,0 +1,347 @@
+#include "apps/gpt2/serve/server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <ctime>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "apps/gpt2/serve/completions.h"
+#include "gpt2/error.h"
+#include "gpt2/generate/scheduler.h"
+
+namespace gpt2::app {
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void reply_error(httplib::Response& res, int status, const std::string& message,
+                 const std::string& type, const std::string& param = "") {
+  res.status = status;
+  res.set_content(dump(error_body(message, type, param)), "application/json");
+}
+
+// One /v1/completions request in flight: its choices, filled on the
+// scheduler's thread, read on the HTTP thread.
+struct Completion {
+  struct Choice {
+    explicit Choice(ChoiceText t) : text(std::move(t)) {}
+    ChoiceText text;
+    std::optional<FinishReason> finish;
+    bool finish_sent = false;
+  };
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<Choice> choices;
+  std::vector<int64_t> jobs;
+  int64_t prompt_tokens = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> first_token;
+  std::string id, model;
+  int64_t created = 0;
+
+  bool done() const {
+    for (const auto& c : choices) {
+      if (!c.finish) return false;
+    }
+    return true;
+  }
+  json chunk(size_t index, const std::string& text, const std::optional<FinishReason>& finish) const {
+    return {{"index", index},
+            {"text", text},
+            {"logprobs", nullptr},
+            {"finish_reason", finish ? json(finish == FinishReason::kLength ? "length" : "stop")
+                                     : json(nullptr)}};
+  }
+  json head() const {
+    return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model}};
+  }
+};
+
+class Routes {
+ public:
+  Routes(const ServeFlags& flags, GPT model, Tokenizer tokenizer)
+      : name_(flags.model),
+        max_batch_(flags.max_batch),
+        max_queue_(flags.max_queue),
+        api_key_(flags.api_key),
+        vocab_size_(model->config.vocab_size()),
+        tokenizer_(std::move(tokenizer)),
+        scheduler_(std::move(model), flags.max_batch) {
+    // Bounds a client cannot pass: a 1 MiB body (413 beyond), 30 s to send
+    // a request or take a response, 5 s for an idle kept-alive connection.
+    http_.set_payload_max_length(size_t{1} << 20);
+    http_.set_read_timeout(30, 0);
+    http_.set_write_timeout(30, 0);
+    http_.set_keep_alive_timeout(5);
+    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (api_key_.empty() || req.get_header_value("Authorization") == "Bearer " + api_key_) {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+      reply_error(res, 401, "a valid API key is needed: send 'Authorization: Bearer <key>'",
+                  "invalid_api_key");
+      return httplib::Server::HandlerResponse::Handled;
+    });
+    http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(dump({{"status", "ok"},
+                            {"running", scheduler_.running()},
+                            {"waiting", scheduler_.waiting()}}),
+                      "application/json");
+    });
+    http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(dump({{"object", "list"},
+                            {"data", json::array({{{"id", name_},
+                                                   {"object", "model"},
+                                                   {"created", 0},
+                                                   {"owned_by", "gpt2"}}})}}),
+                      "application/json");
+    });
+    http_.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const json body = json_body(req);
+        const auto content = body.find("content");
+        if (content == body.end() || !content->is_string()) {
+          throw ApiError("'content' must be a string", "content");
+        }
+        const auto ids = tokenizer_.encode(content->get<std::string>());
+        res.set_content(dump({{"tokens", ids}}), "application/json");
+      });
+    });
+    http_.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const json body = json_body(req);
+        const auto tokens = body.find("tokens");
+        if (tokens == body.end() || !tokens->is_array()) {
+          throw ApiError("'tokens' must be a list of token ids", "tokens");
+        }
+        std::vector<int32_t> ids;
+        for (const auto& t : *tokens) {
+          if (!t.is_number_integer() || t.get<int64_t>() < 0 ||
+              t.get<int64_t>() >= tokenizer_.vocab_size()) {
+            throw ApiError(fmt::format("'tokens' holds {}, not a token id in [0, {})", dump(t),
+                                       tokenizer_.vocab_size()), "tokens");
+          }
+          ids.push_back(t.get<int32_t>());
+        }
+        res.set_content(dump({{"content", tokenizer_.decode(ids)}}), "application/json");
+      });
+    });
+    http_.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] { complete(req, res); });
+    });
+  }
+
+  ~Routes() { http_.stop(); }
+
+  // Binds and prints where; port 0 picks a free port.
+  int bind(const std::string& host, int port) {
+    const int bound = port == 0 ? http_.bind_to_any_port(host) : (http_.bind_to_port(host, port) ? port : -1);
+    if (bound < 0) {
+      throw FileError(fmt::format("cannot listen on {}:{} (in use, or not an address of this "
+                                  "machine)", host, port));
+    }
+    return bound;
+  }
+  void listen() { http_.listen_after_bind(); }
+  void stop() { http_.stop(); }
+
+  // Refuses new completions, gives the running ones `grace` seconds, cancels
+  // what is left (each choice still ends with its finish_reason and a
+  // stream with [DONE]), and waits for the streams to send that.
+  void drain(double grace) {
+    draining_ = true;
+    const auto idle = [this] { return scheduler_.running() + scheduler_.waiting() == 0; };
+    const auto until = [](double s) {
+      return std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(s * 1e3));
+    };
+    for (const auto end = until(grace); !idle() && std::chrono::steady_clock::now() < end;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    scheduler_.cancel_all();
+    for (const auto end = until(5); !idle() && std::chrono::steady_clock::now() < end;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a stream's poll is 200 ms
+  }
+
+ private:
+  static json json_body(const httplib::Request& req) {
+    try {
+      return json::parse(req.body);
+    } catch (const json::parse_error& e) {
+      throw ApiError(fmt::format("the body is not valid JSON: {}", e.what()), "");
+    }
+  }
+
+  template <class F>
+  void guarded(httplib::Response& res, F&& f) {
+    try {
+      f();
+    } catch (const ApiError& e) {
+      reply_error(res, 400, e.what(), "invalid_request_error", e.param);
+    } catch (const InputError& e) {
+      reply_error(res, 400, e.what(), "invalid_request_error");
+    } catch (const std::exception& e) {
+      reply_error(res, 500, e.what(), "server_error");
+    }
+  }
+
+  void complete(const httplib::Request& req, httplib::Response& res) {
+    if (draining_) {
+      res.set_header("Retry-After", "1");
+      reply_error(res, 503, "the server is shutting down", "server_busy");
+      return;
+    }
+    const CompletionRequest r = parse_completion_request(req.body, tokenizer_, vocab_size_, name_);
+    auto c = std::make_shared<Completion>();
+    c->id = fmt::format("cmpl-{}", next_id_++);
+    c->model = r.model;
+    c->created = static_cast<int64_t>(std::time(nullptr));
+    for (const auto& p : r.prompts) {
+      c->prompt_tokens += static_cast<int64_t>(p.size());
+      for (int64_t j = 0; j < r.n; ++j) c->choices.emplace_back(ChoiceText(tokenizer_, r.stop));
+    }
+    const auto sequences = static_cast<int64_t>(c->choices.size());
+    // Room: max_batch decoding and max_queue waiting.
+    const int64_t busy = scheduler_.running() + scheduler_.waiting();
+    if (busy + sequences > max_batch_ + max_queue_) {
+      res.set_header("Retry-After", "1");
+      reply_error(res, 503, fmt::format("the server is busy: {} sequences are decoding or waiting, "
+                                        "room for {}, and this request has {}", busy,
+                                        max_batch_ + max_queue_, sequences), "server_busy");
+      return;
+    }
+    std::random_device fresh;
+    size_t index = 0;
+    for (const auto& p : r.prompts) {
+      for (int64_t j = 0; j < r.n; ++j, ++index) {
+        GenerationRequest g;
+        g.prompt = p;
+        g.options = r.options;
+        g.options.seed(r.seeded ? r.options.seed() + static_cast<uint64_t>(j)
+                                : (static_cast<uint64_t>(fresh()) << 32) ^ fresh());
+        g.on_token = [c, index](int64_t token) {
+          std::lock_guard<std::mutex> lock(c->mutex);
+          if (!c->first_token) c->first_token = std::chrono::steady_clock::now();
+          const bool more = c->choices[index].text.add(token);
+          c->changed.notify_all();
+          return more;
+        };
+        g.on_finish = [c, index](FinishReason why) {
+          std::lock_guard<std::mutex> lock(c->mutex);
+          c->choices[index].finish = why;
+          if (c->done()) log_request(*c);
+          c->changed.notify_all();
+        };
+        const int64_t job = scheduler_.submit(std::move(g));
+        std::lock_guard<std::mutex> lock(c->mutex);
+        c->jobs.push_back(job);
+      }
+    }
+    if (r.stream) {
+      stream(c, res);
+      return;
+    }
+    std::unique_lock<std::mutex> lock(c->mutex);
+    c->changed.wait(lock, [&] { return c->done(); });
+    json choices = json::array();
+    int64_t completion_tokens = 0;
+    for (size_t i = 0; i < c->choices.size(); ++i) {
+      auto& ch = c->choices[i];
+      choices.push_back(c->chunk(i, ch.text.take(true), ch.finish));
+      completion_tokens += ch.text.tokens();
+    }
+    json out = c->head();
+    out["choices"] = choices;
+    out["usage"] = {{"prompt_tokens", c->prompt_tokens},
+                    {"completion_tokens", completion_tokens},
+                    {"total_tokens", c->prompt_tokens + completion_tokens}};
+    res.set_content(dump(out), "application/json");
+  }
+
+  // Server-sent events: a chunk per piece of text as it comes, one with
+  // each choice's finish_reason, then "data: [DONE]". A client that leaves
+  // cancels its choices.
+  void stream(const std::shared_ptr<Completion>& c, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, c](size_t, httplib::DataSink& sink) {
+          std::unique_lock<std::mutex> lock(c->mutex);
+          c->changed.wait_for(lock, std::chrono::milliseconds(200));
+          std::string events;
+          for (size_t i = 0; i < c->choices.size(); ++i) {
+            auto& ch = c->choices[i];
+            if (ch.finish_sent) continue;
+            const bool finished = ch.finish.has_value();
+            const std::string text = ch.text.take(finished);
+            if (text.empty() && !finished) continue;
+            json event = c->head();
+            event["choices"] = json::array({c->chunk(i, text, ch.finish)});
+            events += "data: " + dump(event) + "\n\n";
+            ch.finish_sent = finished;
+          }
+          const bool done = c->done();
+          lock.unlock();
+          if (!events.empty() && !sink.write(events.data(), events.size())) return false;
+          if (done) {
+            static const std::string kDone = "data: [DONE]\n\n";
+            sink.write(kDone.data(), kDone.size());
+            sink.done();
+          }
+          return true;
+        },
+        [this, c](bool success) {
+          if (success) return;
+          for (const int64_t job : c->jobs) scheduler_.cancel(job);  // the client left
+        });
+  }
+
+  // One line per request when its last choice ends (the scheduler's thread).
+  static void log_request(const Completion& c) {
+    using seconds = std::chrono::duration<double>;
+    const auto now = std::chrono::steady_clock::now();
+    int64_t out = 0;
+    for (const auto& ch : c.choices) out += ch.text.tokens();
+    const double total = seconds(now - c.start).count();
+    const double first = c.first_token ? seconds(*c.first_token - c.start).count() : total;
+    fmt::print("request   {}: {} prompt tokens, {} completion tokens, first token {:.0f} ms, "
+               "{:.1f} tokens/s\n", c.id, c.prompt_tokens, out, first * 1e3,
+               total > first ? static_cast<double>(out) / (total - first) : 0.0);
+    std::fflush(stdout);
+  }
+
+  std::string name_;
+  int64_t max_batch_, max_queue_;
+  std::string api_key_;
+  int64_t vocab_size_;
+  Tokenizer tokenizer_;
+  Scheduler scheduler_;
+  httplib::Server http_;
+  std::atomic<int64_t> next_id_{0};
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace
+
+struct HttpServer::Impl : Routes {
+  using Routes::Routes;
+};
+
+HttpServer::HttpServer(const ServeFlags& flags, GPT model, Tokenizer tokenizer)
+    : impl_(std::make_unique<Impl>(flags, std::move(model), std::move(tokenizer))) {}
+HttpServer::~HttpServer() = default;
+int HttpServer::bind(const std::string& host, int port) { return impl_->bind(host, port); }
+void HttpServer::listen() { impl_->listen(); }
+void HttpServer::stop() { impl_->stop(); }
+void HttpServer::drain(double grace) { impl_->drain(grace); }
+
+}  // namespace gpt2::app
