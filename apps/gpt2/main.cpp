@@ -27,7 +27,7 @@
 #include "apps/gpt2/plot/plot_command.h"
 #include "apps/gpt2/prepare_command.h"
 #include "apps/gpt2/serve/serve_command.h"
-#include "apps/gpt2/common/runtime.h"
+#include "gpt2/runtime/runtime.h"
 #include "apps/gpt2/train/train_command.h"
 #include "apps/gpt2/tokenize_command.h"
 #include "gpt2/error.h"
@@ -63,8 +63,8 @@ void refuse_flags_as_values(CLI::App& app) {
 
 int main(int argc, char** argv) {
   // All cores in torch's pool (OMP_NUM_THREADS when set): the model's matrix
-  // products run there (gpt2/model/matmul.h), as do its elementwise ops.
-  gpt2::app::set_compute_threads(gpt2::app::default_threads());
+  // products run there (gpt2/model/kernels/matmul.h), as do its elementwise ops.
+  gpt2::set_compute_threads(gpt2::default_threads());
   CLI::App app{"gpt2: GPT-2 in LibTorch, laid out like nanoGPT"};
   app.require_subcommand(1);
   int rc = 0;

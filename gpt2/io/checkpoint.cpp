@@ -193,10 +193,11 @@ std::vector<std::string> config_problems(const GPTConfig& file, const GPTConfig&
   return out;
 }
 
-void load_parsed(const Parsed& p, const std::string& path, GPTImpl& model) {
+void load_parsed(const Parsed& p, const std::string& path, GPTImpl& model,
+                 LoadMode mode = LoadMode::kCopy) {
   auto problems = p.problems;
   for (auto& problem : config_problems(p.config, model.config)) problems.push_back(std::move(problem));
-  load_state_dict(p.tensors, model, path, std::move(problems));
+  load_state_dict(p.tensors, model, path, std::move(problems), mode);
 }
 
 Checkpoint from_parsed(const Parsed& p, const std::string& path) {
@@ -212,7 +213,9 @@ Checkpoint from_parsed(const Parsed& p, const std::string& path) {
   // The model takes the stored dtype (a float64 run saves float64).
   auto wte = p.tensors.find("transformer.wte.weight");
   if (wte != p.tensors.end()) c.model->to(wte->second.scalar_type());
-  load_parsed(p, path, *c.model);
+  // The parsed storages were read for this model alone (the archive's
+  // buffers, freed with `p`): the model takes them over.
+  load_parsed(p, path, *c.model, LoadMode::kAdopt);
   c.step = p.step;
   c.rng_state = p.rng_state;
   c.has_optimizer_state = p.optimizer_state.defined();

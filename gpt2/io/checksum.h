@@ -14,7 +14,7 @@
 
 namespace gpt2 {
 
-/// CRC-32 (zlib's crc32, the zip / PNG polynomial) of `tensor`'s bytes in
+/// CRC-32 (zlib's crc32, the zip / PNG polynomial; libdeflate computes it) of `tensor`'s bytes in
 /// row-major order, as a CPU tensor of its dtype holds them.
 uint32_t tensor_crc32(const torch::Tensor& tensor);
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/json.h"
+#include "gpt2/file/mapped_file.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/import.h"
 
@@ -161,6 +163,29 @@ std::string read_text(const std::string& path) {
   return read_file(path, "config", kMaxConfigBytes);
 }
 
+// `mapped`, when not empty, holds the file the contents' tensors may view:
+// those are copied once here (the Conv1D weights were already, by their
+// transpose), and the model takes every tensor over.
+GPT from_contents(const SafetensorsContents& contents, const std::string& config_json,
+                  const HfReadOptions& options, const std::string& source,
+                  std::string_view mapped = {}) {
+  std::vector<std::string> problems;
+  const HfConfig hf = parse_config(config_json, problems);
+  StateDict sd = to_nanogpt(contents, problems);
+  const LoadMode mode = mapped.empty() ? LoadMode::kCopy : LoadMode::kAdopt;
+  std::map<const void*, torch::Tensor> copies;  // one copy of each viewed tensor
+  for (auto& [name, t] : sd) {
+    const auto* p = static_cast<const char*>(t.data_ptr());
+    if (mapped.empty() || p < mapped.data() || p >= mapped.data() + mapped.size()) continue;
+    auto& copy = copies[p];
+    if (!copy.defined()) copy = t.clone();
+    t = copy;
+  }
+  const auto config = infer_config(sd, hf, options, problems);
+  if (!config) throw_load_problems(source, problems);
+  return detail::build_and_load(*config, sd, options.dtype(), source, std::move(problems), mode);
+}
+
 }  // namespace
 
 HfPaths hf_paths(const std::string& path) {
@@ -173,18 +198,15 @@ HfPaths hf_paths(const std::string& path) {
 
 GPT model_from_safetensors(const SafetensorsContents& contents, const std::string& config_json,
                            const HfReadOptions& options, const std::string& source) {
-  std::vector<std::string> problems;
-  const HfConfig hf = parse_config(config_json, problems);
-  const StateDict sd = to_nanogpt(contents, problems);
-  const auto config = infer_config(sd, hf, options, problems);
-  if (!config) throw_load_problems(source, problems);
-  return detail::build_and_load(*config, sd, options.dtype(), source, std::move(problems));
+  return from_contents(contents, config_json, options, source);
 }
 
 GPT load_safetensors(const std::string& path, const HfReadOptions& options) {
   const HfPaths paths = hf_paths(path);
-  return model_from_safetensors(read_safetensors(paths.weights), read_text(paths.config), options,
-                                paths.weights);
+  const std::string config = read_text(paths.config);
+  const detail::MappedFile file(paths.weights);
+  return from_contents(detail::parse_safetensors_views(file.bytes(), paths.weights), config,
+                       options, paths.weights, file.bytes());
 }
 
 void load_safetensors(const std::string& path, GPTImpl& model) {

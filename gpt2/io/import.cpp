@@ -6,7 +6,7 @@
 namespace gpt2::detail {
 
 GPT build_and_load(const GPTConfig& config, const StateDict& tensors, torch::ScalarType dtype,
-                   const std::string& source, std::vector<std::string> problems) {
+                   const std::string& source, std::vector<std::string> problems, LoadMode mode) {
   try {
     config.validate();
   } catch (const ConfigError& e) {
@@ -28,7 +28,7 @@ GPT build_and_load(const GPTConfig& config, const StateDict& tensors, torch::Sca
   }
   GPT model(GPTImpl::uninitialized(config));
   model->to(dtype);
-  load_state_dict(converted(tensors, dtype), *model, source, std::move(problems));
+  load_state_dict(converted(tensors, dtype), *model, source, std::move(problems), mode);
   return model;
 }
 

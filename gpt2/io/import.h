@@ -19,9 +19,11 @@ namespace gpt2::detail {
 /// importer) with the gate's own. A config that cannot describe a model, or
 /// one that needs more values than `tensors` hold (so that a hostile file
 /// cannot make it allocate more than the file's size), is a problem too and
-/// nothing is built. Throws CheckpointError naming `source`.
+/// nothing is built. Throws CheckpointError naming `source`. kAdopt only
+/// for tensors the importer made for this load alone (load_state_dict).
 GPT build_and_load(const GPTConfig& config, const StateDict& tensors, torch::ScalarType dtype,
-                   const std::string& source, std::vector<std::string> problems);
+                   const std::string& source, std::vector<std::string> problems,
+                   LoadMode mode = LoadMode::kCopy);
 
 /// `tensors` converted to `dtype` (a copy only where the dtype differs).
 StateDict converted(const StateDict& tensors, torch::ScalarType dtype);

@@ -106,7 +106,10 @@ GPT model_from_llmc(const LlmcContents& contents, const std::string& source) {
 
 GPT load_llmc(const std::string& path) {
   const detail::MappedFile file(path);
-  return model_from_llmc(parse_llmc(file.bytes(), path), path);
+  // The tensors were read for this model alone: it takes them over.
+  const LlmcContents contents = parse_llmc(file.bytes(), path);
+  return detail::build_and_load(contents.config, contents.tensors, torch::kFloat, path, {},
+                                LoadMode::kAdopt);
 }
 
 void load_llmc(const std::string& path, GPTImpl& model) {

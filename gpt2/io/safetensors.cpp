@@ -99,9 +99,7 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
   return out;
 }
 
-}  // namespace
-
-SafetensorsContents parse_safetensors(std::string_view bytes, const std::string& source) {
+SafetensorsContents parse(std::string_view bytes, const std::string& source, bool views) {
   if (bytes.size() < 8) {
     fail(source, fmt::format("{} bytes, shorter than the 8-byte header length", bytes.size()));
   }
@@ -148,11 +146,29 @@ SafetensorsContents parse_safetensors(std::string_view bytes, const std::string&
   }
   const char* data = bytes.data() + 8 + n;
   for (const Entry& e : entries) {
+    const char* from = data + e.begin;
+    const bool aligned = reinterpret_cast<uintptr_t>(from) % e.dtype.size == 0;
+    if (views && aligned && e.end > e.begin) {
+      out.tensors.emplace_back(e.name, torch::from_blob(const_cast<char*>(from), e.shape,
+                                                        torch::TensorOptions(e.dtype.type)));
+      continue;
+    }
     auto tensor = torch::empty(e.shape, e.dtype.type);
-    if (e.end > e.begin) std::memcpy(tensor.data_ptr(), data + e.begin, e.end - e.begin);
+    if (e.end > e.begin) std::memcpy(tensor.data_ptr(), from, e.end - e.begin);
     out.tensors.emplace_back(e.name, std::move(tensor));
   }
   return out;
+}
+
+}  // namespace
+
+SafetensorsContents parse_safetensors(std::string_view bytes, const std::string& source) {
+  return parse(bytes, source, /*views=*/false);
+}
+
+SafetensorsContents detail::parse_safetensors_views(std::string_view bytes,
+                                                    const std::string& source) {
+  return parse(bytes, source, /*views=*/true);
 }
 
 SafetensorsContents read_safetensors(const std::string& path) {

@@ -21,12 +21,22 @@ using StateDict = std::map<std::string, torch::Tensor>;
 /// transformer.wte.weight both present and different. Empty when it fits.
 std::vector<std::string> state_dict_problems(const StateDict& tensors, const GPTImpl& model);
 
-/// Copies `tensors` into `model` when state_dict_problems is empty; else
-/// throws CheckpointError naming `source` and listing every problem (plus
-/// `extra_problems`, found by the caller, e.g. config fields), and `model`
-/// is bit-identical to before. The tie holds after a load.
+/// How load_state_dict puts a tensor into the model.
+enum class LoadMode {
+  kCopy,   ///< copy into the model's own storage
+  kAdopt,  ///< take over the tensor's storage when it is all the tensor's (a
+           ///< fresh model from a loader's own buffers: no second copy)
+};
+
+/// Copies (or adopts) `tensors` into `model` when state_dict_problems is
+/// empty; else throws CheckpointError naming `source` and listing every
+/// problem (plus `extra_problems`, found by the caller, e.g. config
+/// fields), and `model` is bit-identical to before. The tie holds after a
+/// load. kAdopt only where nothing else holds the tensors' storage
+/// (writes to the model would show through it).
 void load_state_dict(const StateDict& tensors, GPTImpl& model, const std::string& source,
-                     std::vector<std::string> extra_problems = {});
+                     std::vector<std::string> extra_problems = {},
+                     LoadMode mode = LoadMode::kCopy);
 
 /// One line per floating tensor holding NaN or infinite values, naming it:
 /// `transformer.wpe.weight has 3 NaN and 1 infinite of 256 values`. Empty

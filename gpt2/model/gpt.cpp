@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "gpt2/error.h"
+#include "gpt2/model/kernels/sgemm.h"
 #include "gpt2/model/shape.h"
 
 namespace gpt2 {
@@ -168,6 +169,7 @@ torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
 }
 
 GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {
+  detail::KernelTeam team;       // torch's ops here on gpt2's kernel threads too
   check_token_ids(idx, config);  // before the targets, so idx's own problem is named
   if (targets.defined()) check_targets(targets, idx, config);
   auto logits = lm_head(hidden(idx));                    // (B, T, V)
@@ -193,17 +195,20 @@ GPTOutput GPT::operator()(const torch::Tensor& idx, const torch::Tensor& targets
 }
 
 torch::Tensor GPTImpl::forward_last(const torch::Tensor& idx) {
+  detail::KernelTeam team;
   check_token_ids(idx, config);
   auto x = hidden(idx);                                  // (B, T, C)
   return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
 }
 
 torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, KVCache& cache) {
+  detail::KernelTeam team;
   auto x = cached_hidden(idx, cache);                    // (B, T, C)
   return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
 }
 
 torch::Tensor GPTImpl::forward_cached_all(const torch::Tensor& idx, KVCache& cache) {
+  detail::KernelTeam team;
   return lm_head(cached_hidden(idx, cache));             // (B, T, V)
 }
 

@@ -5,7 +5,12 @@
 
 #include <cmath>
 
+#include "gpt2/model/kernels/sgemm.h"
 #include "gpt2/train/detail/adamw_kernel.h"
+
+#ifndef _OPENMP
+#error "build this file with -fopenmp: without it at::parallel_for runs on one thread (gpt2/CMakeLists.txt)"
+#endif
 
 namespace gpt2 {
 namespace {
@@ -63,6 +68,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
+  detail::KernelTeam team;  // the update runs on gpt2's kernel threads
   for (auto& group : param_groups()) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     for (auto& p : group.params()) {

@@ -1,28 +1,29 @@
 #include "gpt2/model/kernels/matmul.h"
 
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/types.h>
 
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "gpt2/error.h"
 #include "gpt2/model/attention.h"
 #include "gpt2/model/gpt.h"
+#include "gpt2/model/kernels/sgemm.h"
 
 namespace gpt2 {
 namespace {
 
-// Sets the process-wide backend for one scope.
+// Sets the process-wide backend for one scope; the rule's choice after.
 class BackendScope {
  public:
-  explicit BackendScope(MatmulBackend b) : saved_(matmul_backend()) { set_matmul_backend(b); }
-  ~BackendScope() { set_matmul_backend(saved_); }
-
- private:
-  MatmulBackend saved_;
+  explicit BackendScope(MatmulBackend b) { set_matmul_backend(b); }
+  ~BackendScope() { reset_matmul_backend(); }
 };
 
 struct Grads {
@@ -77,7 +78,7 @@ void expect_matches_float64(const torch::Tensor& x, const torch::Tensor& w, cons
 TEST(Matmul, TheBuildsChoiceIsTheDefault) {
   // setup.sh installs libdnnl-dev, so the project's own build has it.
   EXPECT_EQ(onednn_available(), bool(GPT2_BUILT_WITH_ONEDNN));
-  EXPECT_EQ(matmul_backend(), onednn_available() ? MatmulBackend::onednn : MatmulBackend::torch);
+  EXPECT_EQ(matmul_backend(), choose_matmul_backend().backend);
 }
 
 TEST(Matmul, LinearMatchesFloat64WithAndWithoutBias) {
@@ -216,6 +217,77 @@ TEST(Matmul, SettingTheBackendIsCheckedAndNamed) {
   if (!onednn_available()) {
     EXPECT_THROW(set_matmul_backend(MatmulBackend::onednn), Error);
   }
+}
+
+// The rule: onednn in a build with it (docs/speed.md: the faster or equal
+// over a step's products on every CPU measured), torch without; forcing and
+// resetting move matmul_backend() and its stated reason.
+TEST(Matmul, TheRuleAndForcingAChoice) {
+  const BackendChoice rule = choose_matmul_backend();
+  EXPECT_EQ(rule.backend, onednn_available() ? MatmulBackend::onednn : MatmulBackend::torch);
+  EXPECT_FALSE(rule.reason.empty());
+  EXPECT_EQ(matmul_backend_choice().reason, rule.reason);
+  set_matmul_backend(MatmulBackend::torch);
+  EXPECT_EQ(matmul_backend(), MatmulBackend::torch);
+  EXPECT_EQ(matmul_backend_choice().reason, "set by set_matmul_backend");
+  reset_matmul_backend();
+  EXPECT_EQ(matmul_backend(), rule.backend);
+  EXPECT_EQ(matmul_backend_choice().reason, rule.reason);
+}
+
+// Threads torch's parallel_for ran `n` tasks on (this file is built with
+// -fopenmp, as the library's files that call it are).
+int threads_used(int64_t n) {
+  std::mutex m;
+  std::set<int> ids;
+  at::parallel_for(0, n, 1, [&](int64_t, int64_t) {
+    std::lock_guard<std::mutex> lock(m);
+    ids.insert(at::get_thread_num());
+  });
+  return static_cast<int>(ids.size());
+}
+
+// With torch's pool 1 wide (Debian's default on 2 vCPUs), gpt2's kernels
+// still run on kernel_threads(), and the pool is 1 wide again after: in a
+// scope, after a Linear's forward and backward, and after a model's forward.
+TEST(Matmul, KernelsRunOnKernelThreadsAndLeaveTorchsPoolAlone) {
+  const int torch_before = at::get_num_threads();
+  at::set_num_threads(1);
+  set_kernel_threads(3);
+  EXPECT_EQ(kernel_threads(), 3);
+  int inside = 0, used = 0;
+  {
+    detail::KernelTeam team;
+    inside = at::get_num_threads();
+    used = threads_used(64);
+  }
+  const int after_scope = at::get_num_threads();
+  auto x = torch::randn({4, 8}, torch::requires_grad()), w = torch::randn({5, 8});
+  gpt2::linear(x, w, {}).sum().backward();
+  const int after_linear = at::get_num_threads();
+  GPT model(GPTConfig().block_size(8).vocab_size(11).n_layer(1).n_head(2).n_embd(8));
+  model(torch::randint(11, {2, 8}), torch::randint(11, {2, 8})).loss.backward();
+  const int after_model = at::get_num_threads();
+  int nested_before = -1, nested = -2;
+  {
+    detail::KernelTeam outer;
+    at::parallel_for(0, 3, 1, [&](int64_t begin, int64_t) {
+      if (begin != 0) return;
+      nested_before = at::get_num_threads();
+      detail::KernelTeam team;  // inside a parallel region: nothing changes
+      nested = at::get_num_threads();
+    });
+  }
+  EXPECT_THROW(set_kernel_threads(-1), Error);
+  set_kernel_threads(0);
+  at::set_num_threads(torch_before);
+  EXPECT_EQ(inside, 3);
+  EXPECT_EQ(used, 3);
+  EXPECT_EQ(after_scope, 1);
+  EXPECT_EQ(after_linear, 1);
+  EXPECT_EQ(after_model, 1);
+  EXPECT_EQ(nested, nested_before);
+  EXPECT_EQ(kernel_threads(), usable_cores());
 }
 
 }  // namespace

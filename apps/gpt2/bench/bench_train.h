@@ -1,13 +1,16 @@
 #pragma once
-// `gpt2 bench train`: one training step of this library beside the same
-// step in plain torch (apps/bench/peer_step.py on Debian's python3-torch,
-// the same LibTorch), in one invocation, alternating the two sides.
+// `gpt2 bench train`: one training step of this library as the gpt2
+// command runs it, beside the same step in an app that links the library
+// with default settings (apps/bench/app_step.cpp) and in plain torch
+// (apps/bench/peer_step.py on Debian's python3-torch, the same LibTorch), in
+// one invocation, alternating the sides.
 
 #include <CLI/App.hpp>
 
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace gpt2::app {
 
@@ -18,20 +21,24 @@ struct BenchTrainFlags {
   int64_t seq = 64;
   int steps = 5;
   int warmup = 2;
-  /// Rounds of (C++, Python); each side's figure is the median over rounds.
+  /// Rounds of (C++, app, Python); each side's figure is the median over rounds.
   int rounds = 2;
   /// torch intra-op threads on both sides; 0: default_threads(), as the
   /// gpt2 command runs.
   int threads = 0;
-  /// The peer's torch intra-op threads; 0: the same as the C++ side's.
-  int peer_threads = 0;
-  /// The C++ side's matrix products: "onednn" or "torch" (gpt2/model/matmul.h).
-  std::string matmul = "onednn";
+  /// The peer's torch intra-op threads, one Python side per value; 0 or
+  /// none: the same as the C++ side's.
+  std::vector<int> peer_threads;
+  /// The C++ side's matrix products: "auto" (the rule,
+  /// gpt2/model/kernels/matmul.h), "onednn" or "torch".
+  std::string matmul = "auto";
   /// A second Python run with OPENBLAS_CORETYPE set to this: "auto" picks
   /// better_blas_core() (none when OpenBLAS chose well), "none" skips it.
   std::string peer_blas_core = "auto";
   /// Skip the Python peer (no python3-torch, or only this side wanted).
   bool no_peer = false;
+  /// Skip the default-settings app (gpt2-app-step beside the gpt2 binary).
+  bool no_app = false;
 };
 
 /// Prints per-phase step times, tokens/s, model FLOP/s as a fraction of a

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "apps/gpt2/common/progress.h"
-#include "apps/gpt2/common/runtime.h"
+#include "gpt2/runtime/runtime.h"
 #include "apps/gpt2/common/shipped_corpus.h"
 #include "apps/gpt2/init_study/frontier_csv.h"
 #include "apps/gpt2/init_study/frontier_plot.h"

@@ -12,7 +12,7 @@
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/model/gpt.h"
-#include "apps/gpt2/common/runtime.h"
+#include "gpt2/runtime/runtime.h"
 
 namespace gpt2::app {
 namespace {
@@ -68,9 +68,7 @@ int report(const GPTImpl& model, std::ostream& out) {
   fmt::print(out, "params    {} unique ({} non-embedding); {} if the tie were broken\n",
              thousands(unique), thousands(model.num_parameters(true)), thousands(unique + tied));
   const RuntimeInfo rt = runtime_info();
-  fmt::print(out, "runtime   BLAS {} ({}), {} threads; torch intra-op threads {}\n", rt.blas_kind,
-             rt.blas_library, rt.blas_threads > 0 ? std::to_string(rt.blas_threads) : "?",
-             rt.torch_threads);
+  fmt::print(out, "runtime   {}; {}\n", runtime_line(rt), rt.blas_library);
   const bool init_ok = print_init_table(model, out);
   const bool tie_ok = print_tie(model, out);
   const bool ok = init_ok && tie_ok;

@@ -15,7 +15,7 @@
 #include "apps/gpt2/train/run_config.h"
 #include "apps/gpt2/plot/loss_plot.h"
 #include "apps/gpt2/common/progress.h"
-#include "apps/gpt2/common/runtime.h"
+#include "gpt2/runtime/runtime.h"
 #include "apps/gpt2/common/shipped_corpus.h"
 #include "apps/gpt2/common/stop_signal.h"
 #include "apps/gpt2/common/train_presets.h"

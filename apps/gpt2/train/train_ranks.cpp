@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "apps/gpt2/common/runtime.h"
+#include "gpt2/runtime/runtime.h"
 #include "gpt2/io/checksum.h"
 
 namespace gpt2::app {

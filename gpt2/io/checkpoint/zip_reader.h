@@ -36,6 +36,10 @@ struct ZipRecord {
   uint16_t method = 0;
   /// CRC-32 of the uncompressed bytes.
   uint32_t crc32 = 0;
+  /// Where its data begins in the archive's bytes, or kUnknown (then reads
+  /// go through libzip).
+  uint64_t data_offset = kUnknown;
+  static constexpr uint64_t kUnknown = ~uint64_t{0};
 };
 
 /// A zip archive over `bytes` (which must outlive it), its directory checked
@@ -71,6 +75,7 @@ class ZipReader {
   void check_inflated_size(const ZipRecord& record) const;
 
   std::string path_;
+  std::string_view bytes_;
   uint64_t size_;  // of the archive, in bytes
   uint64_t max_inflated_;
   std::unique_ptr<zip, Close> zip_;

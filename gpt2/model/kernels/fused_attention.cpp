@@ -13,6 +13,10 @@
 #include "gpt2/model/kernels/sgemm.h"
 #include "gpt2/model/kernels/matmul.h"
 
+#ifndef _OPENMP
+#error "build this file with -fopenmp: without it at::parallel_for runs on one thread (gpt2/CMakeLists.txt)"
+#endif
+
 namespace gpt2 {
 namespace {
 
@@ -48,6 +52,7 @@ struct AttentionFunction : torch::autograd::Function<AttentionFunction> {
   // qkv (B, T, 3C) contiguous; mask (T, T), true where a query may not look.
   static Tensor forward(AutogradContext* ctx, const Tensor& qkv, int64_t n_head, const Tensor& mask,
                         double dropout) {
+    detail::KernelTeam team;  // the products and torch's ops here on kernel_threads()
     const Heads h = heads_of(qkv, n_head);
     const float* base = qkv.data_ptr<float>();
     const int64_t ld = 3 * h.C;
@@ -80,6 +85,7 @@ struct AttentionFunction : torch::autograd::Function<AttentionFunction> {
   }
 
   static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
+    detail::KernelTeam team;
     const auto saved = ctx->get_saved_variables();
     const Tensor &qkv = saved[0], &p = saved[1], &noise = saved[2];
     const Heads h = heads_of(qkv, ctx->saved_data["n_head"].toInt());

@@ -1,10 +1,19 @@
 #include "gpt2/model/kernels/matmul.h"
 
+#include <ATen/Parallel.h>
 #include <torch/autograd.h>
 #include <torch/nn/functional/linear.h>
 
+#include <dlfcn.h>
+#include <omp.h>
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "gpt2/error.h"
 #include "gpt2/model/kernels/sgemm.h"
@@ -16,11 +25,21 @@
 namespace gpt2 {
 namespace {
 
-#ifdef GPT2_WITH_ONEDNN
-std::atomic<MatmulBackend> backend{MatmulBackend::onednn};
-#else
-std::atomic<MatmulBackend> backend{MatmulBackend::torch};
-#endif
+// The forced choice, or kUnset for the rule's.
+constexpr int kUnset = -1;
+std::atomic<int> forced{kUnset};
+std::atomic<int> kernel_thread_count{0};  // 0: usable_cores()
+
+// The rule's choice, made once per process.
+const BackendChoice& rule() {
+  static const BackendChoice choice = choose_matmul_backend();
+  return choice;
+}
+
+MatmulBackend current() {
+  const int f = forced.load(std::memory_order_relaxed);
+  return f == kUnset ? rule().backend : static_cast<MatmulBackend>(f);
+}
 
 using torch::Tensor;
 using torch::autograd::AutogradContext;
@@ -43,6 +62,7 @@ Matrix matrix(const Tensor& t) {
 Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b) {
   const int64_t M = x.size(0), N = w.size(0), K = x.size(1);
   Tensor y = torch::empty({M, N}, x.options());
+  detail::KernelTeam team;
   if (b.defined()) y.copy_(b);  // rows of b, added to by the product (never b itself: M may be 1)
   sgemm(false, true, M, N, K, 1.0f, matrix(x), matrix(w), b.defined() ? 1.0f : 0.0f,
         y.data_ptr<float>(), N);
@@ -68,6 +88,7 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     const Tensor g = grads[0].contiguous();  // (M, N)
     const int64_t M = x.size(0), N = w.size(0), K = x.size(1);
     tensor_list out(ctx->saved_data["bias"].toBool() ? 3 : 2);
+    detail::KernelTeam team;
     if (ctx->needs_input_grad(0)) {  // g W: (M, N) (N, K)
       out[0] = torch::empty({M, K}, g.options());
       sgemm(false, false, M, K, N, 1.0f, matrix(g), matrix(w), 0.0f, out[0].data_ptr<float>(), K);
@@ -107,11 +128,71 @@ void detail::sgemm(bool, bool, int64_t, int64_t, int64_t, float, Matrix, Matrix,
 #endif
 
 bool detail::onednn_takes(const at::Tensor& t) {
-  return backend.load(std::memory_order_relaxed) == MatmulBackend::onednn && t.numel() > 0 &&
-         t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.layout() == torch::kStrided;
+  return current() == MatmulBackend::onednn && t.numel() > 0 && t.device().is_cpu() &&
+         t.scalar_type() == torch::kFloat && t.layout() == torch::kStrided;
 }
 
-MatmulBackend matmul_backend() { return backend.load(); }
+detail::KernelTeam::KernelTeam() {
+  if (at::in_parallel_region()) return;
+  // at::get_num_threads() first: torch sets a thread's count at its first
+  // call, which must not happen inside this scope.
+  const int want = kernel_threads(), now = at::get_num_threads();
+  if (want == now) return;
+  saved_ = now;
+  omp_set_num_threads(want);
+}
+
+detail::KernelTeam::~KernelTeam() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
+}
+
+MatmulBackend matmul_backend() { return current(); }
+
+BackendChoice matmul_backend_choice() {
+  const int f = forced.load();
+  if (f == kUnset) return rule();
+  return {static_cast<MatmulBackend>(f), "set by set_matmul_backend"};
+}
+
+BackendChoice choose_matmul_backend() {
+  if (!onednn_available()) return {MatmulBackend::torch, "this build has no oneDNN"};
+  using GetCore = char* (*)();
+  auto corename = reinterpret_cast<GetCore>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  if (!corename) return {MatmulBackend::onednn, "the system BLAS is not OpenBLAS"};
+  const std::string core = corename();
+  // OpenBLAS's generic x86-64 kernels, before AVX.
+  const bool generic = core == "Prescott" || core == "Core2" || core == "Nehalem" ||
+                       core == "Penryn" || core == "Dunnington" || core == "Atom";
+  if (generic) return {MatmulBackend::onednn, "OpenBLAS runs its generic " + core + " kernels"};
+  return {MatmulBackend::onednn, "OpenBLAS " + core + " kernels; oneDNN ran the model's products "
+                                 "faster on every CPU measured (docs/speed.md)"};
+}
+
+int usable_cores() {
+  if (const char* omp = std::getenv("OMP_NUM_THREADS")) {
+    const int n = std::atoi(omp);
+    if (n > 0) return n;
+  }
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const int cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                        ? CPU_COUNT(&allowed)
+                        : static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores);
+}
+
+int kernel_threads() {
+  const int n = kernel_thread_count.load(std::memory_order_relaxed);
+  if (n > 0) return n;
+  static const int cores = usable_cores();
+  return cores;
+}
+
+void set_kernel_threads(int threads) {
+  if (threads < 0) throw Error("kernel threads must be 0 (the usable cores) or more, got " +
+                               std::to_string(threads));
+  kernel_thread_count.store(threads);
+}
 
 bool onednn_available() {
 #ifdef GPT2_WITH_ONEDNN
@@ -125,8 +206,10 @@ void set_matmul_backend(MatmulBackend choice) {
   if (choice == MatmulBackend::onednn && !onednn_available()) {
     throw Error("matmul backend onednn: this build of gpt2 has no oneDNN (GPT2_WITH_ONEDNN off)");
   }
-  backend.store(choice);
+  forced.store(static_cast<int>(choice));
 }
+
+void reset_matmul_backend() { forced.store(kUnset); }
 
 const char* to_string(MatmulBackend choice) {
   return choice == MatmulBackend::onednn ? "onednn" : "torch";

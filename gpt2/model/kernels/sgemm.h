@@ -22,6 +22,21 @@ struct Matrix {
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, Matrix a,
            Matrix b, float beta, float* c, int64_t ldc);
 
+/// While alive on a thread outside an OpenMP parallel region, the teams that
+/// thread starts (oneDNN's sgemm, at::parallel_for) hold kernel_threads()
+/// threads; the thread's previous count comes back at scope exit. Inside a
+/// parallel region it does nothing (oneDNN runs one thread there anyway).
+class KernelTeam {
+ public:
+  KernelTeam();
+  ~KernelTeam();
+  KernelTeam(const KernelTeam&) = delete;
+  KernelTeam& operator=(const KernelTeam&) = delete;
+
+ private:
+  int saved_ = 0;  // 0: nothing to restore
+};
+
 /// Whether the onednn backend is chosen and `t` is a non-empty, strided
 /// float32 CPU tensor.
 bool onednn_takes(const at::Tensor& t);

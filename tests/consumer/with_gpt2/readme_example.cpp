@@ -7,6 +7,7 @@
 #include "gpt2/gpt2.h"
 
 int main() {
+  gpt2::configure_runtime();  // every usable core, freed memory kept: as gpt2 train runs
   gpt2::GPT model(gpt2::GPTConfig::preset("gpt2"));
   TORCH_CHECK(model->lm_head->weight.data_ptr() == model->transformer->wte->weight.data_ptr());
   auto logits = model(torch::randint(50257, {1, 8})).logits;  // (1, 8, 50257)

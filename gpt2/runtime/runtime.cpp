@@ -1,21 +1,19 @@
-#include "apps/gpt2/common/runtime.h"
+#include "gpt2/runtime/runtime.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <malloc.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include <filesystem>
 #include <fstream>
 
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/error.h"
 
-namespace gpt2::app {
+namespace gpt2 {
 namespace {
 
 std::string loaded_blas_path() {
@@ -59,6 +57,10 @@ RuntimeInfo runtime_info() {
     info.blas_core = fn();
   }
   info.torch_threads = at::get_num_threads();
+  info.kernel_threads = kernel_threads();
+  const BackendChoice choice = matmul_backend_choice();
+  info.products = choice.backend;
+  info.products_reason = choice.reason;
   return info;
 }
 
@@ -74,16 +76,11 @@ std::string better_blas_core(const RuntimeInfo& info) {
 }
 
 int default_threads(int64_t local_world_size) {
-  if (const char* omp = std::getenv("OMP_NUM_THREADS")) {
-    const int n = std::atoi(omp);
-    if (n > 0) return n;
+  if (const char* omp = std::getenv("OMP_NUM_THREADS"); omp && std::atoi(omp) > 0) {
+    return std::atoi(omp);  // per process, as torchrun sets it
   }
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  const int64_t cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0
-                            ? CPU_COUNT(&allowed)
-                            : std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<int>(std::max<int64_t>(1, cores / std::max<int64_t>(1, local_world_size)));
+  return static_cast<int>(
+      std::max<int64_t>(1, usable_cores() / std::max<int64_t>(1, local_world_size)));
 }
 
 bool keep_freed_memory() {
@@ -94,6 +91,7 @@ bool keep_freed_memory() {
 
 void set_compute_threads(int threads) {
   at::set_num_threads(threads);
+  set_kernel_threads(threads);
   using SetThreads = void (*)(int);
   if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
     fn(threads);
@@ -101,9 +99,22 @@ void set_compute_threads(int threads) {
 }
 
 std::string runtime_line(const RuntimeInfo& info) {
-  return fmt::format("BLAS {} ({} kernels), {} threads; products {}; torch intra-op threads {}",
-                     info.blas_kind, info.blas_core.empty() ? "?" : info.blas_core,
-                     info.blas_threads, to_string(matmul_backend()), info.torch_threads);
+  return fmt::format(
+      "BLAS {} ({} kernels), {} threads; products {} ({}), {} threads; torch intra-op threads {}",
+      info.blas_kind, info.blas_core.empty() ? "?" : info.blas_core, info.blas_threads,
+      to_string(info.products), info.products_reason, info.kernel_threads, info.torch_threads);
 }
 
-}  // namespace gpt2::app
+RuntimeInfo configure_runtime(const RuntimeOptions& options) {
+  if (options.threads < 0 || options.local_world_size < 1) {
+    throw Error(fmt::format("configure_runtime: threads must be 0 (default) or more and "
+                            "local_world_size 1 or more, got threads {} local_world_size {}",
+                            options.threads, options.local_world_size));
+  }
+  set_compute_threads(options.threads > 0 ? options.threads
+                                          : default_threads(options.local_world_size));
+  if (options.keep_freed_memory) keep_freed_memory();
+  return runtime_info();
+}
+
+}  // namespace gpt2

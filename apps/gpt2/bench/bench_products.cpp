@@ -1,0 +1,109 @@
+#include "apps/gpt2/bench/bench_products.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "apps/gpt2/common/train_presets.h"
+#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/runtime/runtime.h"
+
+namespace gpt2::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One Linear shape of the model and how often a step runs it.
+struct Shape {
+  const char* name;
+  int64_t in, out, per_step;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds for y = linear(x, w, b) and its backward (dx, dw, db) on `backend`.
+double linear_step(MatmulBackend backend, const Shape& s, int64_t rows) {
+  set_matmul_backend(backend);
+  auto x = torch::randn({rows, s.in}).requires_grad_();
+  auto w = torch::randn({s.out, s.in}).mul_(0.02).requires_grad_();
+  auto b = torch::zeros({s.out}).requires_grad_();
+  auto g = torch::randn({rows, s.out});
+  const auto t = Clock::now();
+  gpt2::linear(x, w, b).backward(g);
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+int run_bench_products(const BenchProductsFlags& f, std::ostream& out) {
+  if (!onednn_available()) {
+    fmt::print(out, "products  this build has no oneDNN: every product is torch's\n");
+    return 0;
+  }
+  const BackendChoice rule = choose_matmul_backend();
+  const GPTConfig c = train_preset(f.preset).model;
+  const int64_t C = c.n_embd(), L = c.n_layer(), rows = f.batch * f.seq;
+  const std::vector<Shape> shapes = {{"attn.c_attn", C, 3 * C, L},
+                                     {"attn.c_proj", C, C, L},
+                                     {"mlp.c_fc", C, 4 * C, L},
+                                     {"mlp.c_proj", 4 * C, C, L},
+                                     {"lm_head", C, c.vocab_size(), 1}};
+  const RuntimeInfo rt = runtime_info();
+  fmt::print(out, "runtime   {}\n", runtime_line(rt));
+  fmt::print(out, "products  {} preset, {} rows (B {} x T {}), forward + backward of each Linear, "
+                  "median of {} after 1 warm-up, alternating\n",
+             f.preset, rows, f.batch, f.seq, f.repeats);
+  fmt::print(out, "  {:<12} {:>16} {:>10} {:>10} {:>9} {:>9}\n", "layer", "(in, out)",
+             "onednn ms", "torch ms", "torch/dnn", "per step");
+  double step_dnn = 0, step_torch = 0;
+  for (const Shape& s : shapes) {
+    std::vector<double> dnn, blas;
+    for (int r = 0; r <= f.repeats; ++r) {
+      const double a = linear_step(MatmulBackend::onednn, s, rows);
+      const double b = linear_step(MatmulBackend::torch, s, rows);
+      if (r == 0) continue;  // warm-up: oneDNN's JIT, OpenBLAS's threads
+      dnn.push_back(a);
+      blas.push_back(b);
+    }
+    const double d = median(dnn), t = median(blas);
+    step_dnn += d * s.per_step;
+    step_torch += t * s.per_step;
+    fmt::print(out, "  {:<12} {:>16} {:>10.2f} {:>10.2f} {:>9.2f} {:>8}x\n", s.name,
+               fmt::format("({}, {})", s.in, s.out), 1000 * d, 1000 * t, t / d, s.per_step);
+  }
+  reset_matmul_backend();
+  const double chosen = rule.backend == MatmulBackend::onednn ? step_dnn : step_torch;
+  const double other = rule.backend == MatmulBackend::onednn ? step_torch : step_dnn;
+  fmt::print(out, "  {:<12} {:>16} {:>10.1f} {:>10.1f} {:>9.2f}\n", "step", "", 1000 * step_dnn,
+             1000 * step_torch, step_torch / step_dnn);
+  fmt::print(out, "rule      {} ({}): {}\n", to_string(rule.backend), rule.reason,
+             chosen <= other ? fmt::format("the faster here, by {:.0f}%", 100 * (other / chosen - 1))
+                             : fmt::format("SLOWER here by {:.0f}%; set_matmul_backend or "
+                                           "--matmul picks the other", 100 * (chosen / other - 1)));
+  return chosen <= other * 1.05 ? 0 : 1;
+}
+
+void add_bench_products_command(CLI::App& bench, int* rc) {
+  auto f = std::make_shared<BenchProductsFlags>();
+  CLI::App* p = bench.add_subcommand(
+      "products", "The model's products on oneDNN and on the BLAS, and which the rule picks");
+  p->add_option("--preset", f->preset, "Model, as `gpt2 train --preset` builds it")
+      ->check(CLI::IsMember(train_preset_names()))->capture_default_str();
+  p->add_option("--batch-size", f->batch, "B")->check(CLI::Range(1, 1024))->capture_default_str();
+  p->add_option("--seq", f->seq, "T")->check(CLI::Range(1, 1024))->capture_default_str();
+  p->add_option("--repeats", f->repeats, "Timed runs of each shape on each side")
+      ->check(CLI::Range(1, 100))->capture_default_str();
+  p->footer("Exit status 1 when the rule's choice was more than 5% slower over the step's products.");
+  p->callback([f, rc] { *rc = run_bench_products(*f, std::cout); });
+}
+
+}  // namespace gpt2::app

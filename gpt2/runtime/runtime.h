@@ -1,0 +1,95 @@
+#pragma once
+/// What the process computes on, and the one call that sets it up for speed.
+///
+/// An app that links gpt2 and builds a model gets the model's own kernels
+/// (products, attention, the forward's torch ops) on every core it may use
+/// without calling anything (gpt2/model/kernels/matmul.h). The rest is
+/// process-wide state a library should not change behind an app's back, so
+/// it is one call, configure_runtime(), which the gpt2 command makes at
+/// start and the README's library example makes too:
+///
+///   gpt2::configure_runtime();  // threads, freed-memory policy
+///
+/// It sets torch's intra-op pool (which runs the backward of LayerNorm,
+/// GELU and the loss, the embedding's gradient, FusedAdamW and clipping),
+/// OpenBLAS's own pool and gpt2's kernel threads to one count, and makes
+/// glibc keep freed memory (keep_freed_memory()). docs/speed.md measures
+/// each part.
+
+#include <cstdint>
+#include <string>
+
+#include "gpt2/model/kernels/matmul.h"
+
+namespace gpt2 {
+
+/// A snapshot of the compute runtime.
+struct RuntimeInfo {
+  /// Real path of the loaded BLAS shared library, or "unknown".
+  std::string blas_library;
+  /// "OpenBLAS", "reference", "MKL", "BLIS" or "unknown", from blas_library.
+  std::string blas_kind;
+  /// OpenBLAS's thread count, or -1 when the BLAS does not report one.
+  int blas_threads = -1;
+  /// OpenBLAS's kernel set ("SkylakeX", "Haswell", "Prescott", ...), or "".
+  std::string blas_core;
+  /// at::get_num_threads(): torch's intra-op pool.
+  int torch_threads = 0;
+  /// gpt2::kernel_threads(): the model's own kernels.
+  int kernel_threads = 0;
+  /// The float32 product path and why it was chosen.
+  MatmulBackend products = MatmulBackend::torch;
+  std::string products_reason;
+};
+
+/// Reads /proc/self/maps and asks the loaded libraries.
+RuntimeInfo runtime_info();
+
+/// `BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS
+/// runs its generic Prescott kernels), 2 threads; torch intra-op threads 2`.
+std::string runtime_line(const RuntimeInfo& info);
+
+/// Threads for each of `local_world_size` processes on this machine:
+/// usable_cores() shared out, at least 1.
+int default_threads(int64_t local_world_size = 1);
+
+/// Sets torch's intra-op pool, OpenBLAS's own pool (which
+/// at::set_num_threads does not reach) and gpt2's kernel threads to
+/// `threads` each.
+void set_compute_threads(int threads);
+
+/// Makes glibc keep freed memory for reuse instead of handing it back to the
+/// kernel. By default every block over 32 MB is its own mapping, unmapped
+/// when freed, so each training step of the 124M model faults about 137,000
+/// fresh pages back in (logits, the tied matrix's gradients, activations);
+/// with every block in the heap and the heap never trimmed, about 4,000,
+/// for about 150 MB more peak RSS. Left alone when the user set
+/// MALLOC_MMAP_MAX_ or MALLOC_TRIM_THRESHOLD_. Returns whether it changed
+/// anything.
+bool keep_freed_memory();
+
+/// OpenBLAS kernels this CPU can run that beat the ones OpenBLAS picked, or
+/// "" when it picked well. Debian 12's OpenBLAS 0.3.21 does not know some
+/// newer Xeons and falls back to its SSE3 "Prescott" kernels;
+/// OPENBLAS_CORETYPE=<name> makes a process use better ones (the Python
+/// peer of `gpt2 bench train` is run both ways).
+std::string better_blas_core(const RuntimeInfo& info);
+
+/// What configure_runtime() sets.
+struct RuntimeOptions {
+  /// Threads of torch's pool, OpenBLAS's and gpt2's kernels; 0:
+  /// default_threads(local_world_size).
+  int threads = 0;
+  /// Processes that share this machine's cores (data-parallel ranks).
+  int64_t local_world_size = 1;
+  /// Whether to call keep_freed_memory().
+  bool keep_freed_memory = true;
+};
+
+/// Sets the process up as the gpt2 command runs: set_compute_threads() and
+/// keep_freed_memory(). Call it once at start, before the first model is
+/// built. Returns the runtime as it then stands. Throws gpt2::Error for a
+/// negative thread count or local_world_size below 1.
+RuntimeInfo configure_runtime(const RuntimeOptions& options = {});
+
+}  // namespace gpt2

@@ -1,0 +1,104 @@
+#include "gpt2/runtime/runtime.h"
+
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "gpt2/error.h"
+#include "gpt2/model/kernels/matmul.h"
+
+namespace gpt2 {
+namespace {
+
+// The set-up installs OpenBLAS; LibTorch must have loaded it, not the
+// reference BLAS that runs matmuls ~26x slower.
+TEST(Runtime, ReportsTheLoadedBlas) {
+  torch::mm(torch::ones({64, 64}), torch::ones({64, 64}));  // make sure BLAS is in use
+  RuntimeInfo info = runtime_info();
+  EXPECT_NE(info.blas_library, "unknown");
+  EXPECT_EQ(info.blas_kind, "OpenBLAS") << info.blas_library;
+  EXPECT_GE(info.blas_threads, 1);
+  EXPECT_GE(info.torch_threads, 1);
+}
+
+// Threads follow the cores this process may use, not the machine's: with the
+// affinity mask cut to one CPU, one thread (hardware_concurrency() says 2).
+TEST(Runtime, DefaultThreadsFollowTheAffinityMaskAndOmpNumThreads) {
+  ASSERT_EQ(std::getenv("OMP_NUM_THREADS"), nullptr) << "run without OMP_NUM_THREADS";
+  cpu_set_t saved;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof saved, &saved), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &saved)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  const int on_one = default_threads();
+  const int two_ranks = default_threads(2);
+  ::setenv("OMP_NUM_THREADS", "3", 1);
+  const int from_env = default_threads(2);
+  ::unsetenv("OMP_NUM_THREADS");
+  ASSERT_EQ(::sched_setaffinity(0, sizeof saved, &saved), 0);
+  EXPECT_EQ(on_one, 1);
+  EXPECT_EQ(two_ranks, 1);  // never 0
+  EXPECT_EQ(from_env, 3);
+  EXPECT_EQ(default_threads(), CPU_COUNT(&saved));
+}
+
+TEST(Runtime, RuntimeLineNamesKernelsAndProducts) {
+  RuntimeInfo info;
+  info.blas_kind = "OpenBLAS";
+  info.blas_core = "Prescott";
+  info.blas_threads = 2;
+  info.torch_threads = 1;
+  info.kernel_threads = 2;
+  info.products = MatmulBackend::onednn;
+  info.products_reason = "OpenBLAS runs its generic Prescott kernels";
+  EXPECT_EQ(runtime_line(info),
+            "BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS runs its "
+            "generic Prescott kernels), 2 threads; torch intra-op threads 1");
+}
+
+// The snapshot reports what the process runs: the rule's choice until one
+// is forced, and the forced one with its reason after.
+TEST(Runtime, InfoReportsTheProductChoiceAndItsReason) {
+  const RuntimeInfo before = runtime_info();
+  EXPECT_EQ(before.products, choose_matmul_backend().backend);
+  EXPECT_EQ(before.products_reason, choose_matmul_backend().reason);
+  EXPECT_FALSE(before.products_reason.empty());
+  set_matmul_backend(MatmulBackend::torch);
+  const RuntimeInfo forced = runtime_info();
+  reset_matmul_backend();
+  EXPECT_EQ(forced.products, MatmulBackend::torch);
+  EXPECT_EQ(forced.products_reason, "set by set_matmul_backend");
+  EXPECT_EQ(runtime_info().products, before.products);
+}
+
+// configure_runtime() sets the three pools to one count and refuses
+// nonsense; the count comes back as the process stood.
+TEST(Runtime, ConfigureRuntimeSetsEveryPool) {
+  const int torch_before = at::get_num_threads(), kernels_before = kernel_threads();
+  const RuntimeInfo info = configure_runtime(RuntimeOptions{3, 1, false});
+  EXPECT_EQ(info.torch_threads, 3);
+  EXPECT_EQ(info.kernel_threads, 3);
+  if (info.blas_kind == "OpenBLAS") {
+    EXPECT_EQ(info.blas_threads, 3);
+  }
+  EXPECT_THROW(configure_runtime(RuntimeOptions{-1, 1, false}), Error);
+  EXPECT_THROW(configure_runtime(RuntimeOptions{0, 0, false}), Error);
+  set_compute_threads(torch_before);
+  set_kernel_threads(0);
+  EXPECT_EQ(kernel_threads(), kernels_before);
+  EXPECT_EQ(at::get_num_threads(), torch_before);
+}
+
+}  // namespace
+}  // namespace gpt2
