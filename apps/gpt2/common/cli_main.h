@@ -1,0 +1,28 @@
+#pragma once
+// What both programs behind the `gpt2` command do with a command line: the
+// flag checks, the parse, the errors as exit statuses, and the final check
+// that standard output was written. Needs no LibTorch, so the launcher
+// (apps/gpt2/launcher.cpp) uses it as the full program (main.cpp) does.
+
+#include <CLI/App.hpp>
+
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace gpt2::app {
+
+/// A message for an exception type run_cli does not know ("torch error:
+/// ..."), or nullopt.
+using DescribeError = std::function<std::optional<std::string>(const std::exception&)>;
+
+/// Parses `argv` into `app` and runs the chosen command; returns the exit
+/// status: `rc` (which the command's callback sets) on success, CLI11's
+/// code for a parse error, 2 for a gpt2::Error, a filesystem error, memory
+/// exhaustion or any other exception (as `describe` words it, else as an
+/// internal error), and 2 when standard output could not be written.
+int run_cli(CLI::App& app, int argc, char** argv, const int& rc,
+            const DescribeError& describe = nullptr);
+
+}  // namespace gpt2::app
