@@ -7,11 +7,15 @@
 #include <iostream>
 #include <memory>
 
+#include "gpt2/file/atomic_file.h"
 #include "gpt2/io/model_source.h"
 
 namespace gpt2::app {
 
 int run_convert(const ConvertFlags& flags, std::ostream& out) {
+  // A checkpoint converted onto itself would lose its optimizer and
+  // training state; a folder's weights onto themselves, the folder.
+  refuse_writing_over_inputs(flags.out, {{flags.in, "the model converted"}});
   ModelSourceOptions source;
   source.n_head(flags.n_head);
   if (!flags.from.empty()) source.format(model_format_from_string(flags.from));

@@ -16,11 +16,7 @@
 namespace gpt2::app {
 
 int run_export(const ExportFlags& flags, std::ostream& out) {
-  if (!flags.checkpoint.empty() && same_file(flags.checkpoint, flags.out)) {
-    throw FileError(fmt::format(
-        "--out '{}' is the same file as --checkpoint '{}'; refusing to overwrite the input",
-        flags.out, flags.checkpoint));
-  }
+  refuse_writing_over_inputs(flags.out, {{flags.checkpoint, "--checkpoint"}});
   GPT model = model_from(flags.checkpoint, flags.model, out);
   model->eval();
   export_torchscript(*model, flags.out);

@@ -244,6 +244,16 @@ bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
+void refuse_writing_over_inputs(const std::string& out,
+                                const std::vector<std::pair<std::string, std::string>>& inputs) {
+  for (const auto& [path, what] : inputs) {
+    if (!path.empty() && same_file(out, path)) {
+      throw FileError(fmt::format("cannot write '{}': it is the same file as the input '{}' ({}), "
+                                  "which writing would replace; write elsewhere", out, path, what));
+    }
+  }
+}
+
 void write_file_atomically(const std::string& path, std::string_view bytes) {
   write_atomically(path, [bytes](std::ostream& out) {
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

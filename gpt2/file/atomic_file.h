@@ -10,6 +10,8 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 #include "gpt2/error.h"
@@ -78,6 +80,14 @@ void write_atomically(const std::string& path,
 /// Whether `a` and `b` both exist and are the same file (device and inode),
 /// links and other spellings of a path included.
 bool same_file(const std::string& a, const std::string& b);
+
+/// The output rule of every command that reads files and writes one:
+/// throws FileError `cannot write 'OUT': it is the same file as the input
+/// 'IN' (WHAT), which writing would replace` when `out` is the same file
+/// (same_file) as one of `inputs` (path, what it is: "the model read",
+/// "the log plotted"). Called before anything is read, so nothing is lost.
+void refuse_writing_over_inputs(const std::string& out,
+                                const std::vector<std::pair<std::string, std::string>>& inputs);
 
 /// Writes `bytes` as the whole of `path`, atomically as write_atomically.
 void write_file_atomically(const std::string& path, std::string_view bytes);

@@ -186,6 +186,26 @@ GPT from_contents(const SafetensorsContents& contents, const std::string& config
   return detail::build_and_load(*config, sd, options.dtype(), source, std::move(problems), mode);
 }
 
+// config.json describes every safetensors file of its folder: replacing it
+// with another model's would make the others load as that model. Refused
+// (before anything is written) when the folder holds weights other than
+// `paths.weights` and its config.json says something else.
+void refuse_replacing_another_config(const HfPaths& paths, const std::string& config) {
+  std::error_code ec;
+  if (!fs::exists(paths.config, ec) || read_text(paths.config) == config) return;
+  const fs::path folder = fs::path(paths.weights).parent_path();
+  for (const auto& entry : fs::directory_iterator(folder.empty() ? "." : folder, ec)) {
+    const fs::path other = entry.path();
+    if (other.extension() == ".safetensors" && !same_file(other.string(), paths.weights) &&
+        other.filename() != fs::path(paths.weights).filename()) {
+      throw FileError(fmt::format(
+          "cannot write '{}': its folder's config.json describes '{}' too, a different model "
+          "(n_head, GELU); write this model into a folder of its own", paths.weights,
+          other.string()));
+    }
+  }
+}
+
 }  // namespace
 
 HfPaths hf_paths(const std::string& path) {
@@ -265,6 +285,7 @@ void save_safetensors(const std::string& path, const GPTImpl& model) {
     throw FileError(fmt::format("cannot write '{}': cannot create '{}': {}", path, folder.string(),
                                 error.message()));
   }
+  refuse_replacing_another_config(paths, hf_config_json(model.config));
   write_safetensors(paths.weights, contents);
   write_file_atomically(paths.config, hf_config_json(model.config));
 }

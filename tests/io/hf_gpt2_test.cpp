@@ -56,6 +56,28 @@ TEST_F(HfFile, WriterUsesHuggingFacesLayoutAndConfigNames) {
   EXPECT_EQ(config["activation_function"], "gelu_new");
 }
 
+// config.json speaks for every safetensors file in its folder: a second
+// model of the same shapes may join the folder, one of other shapes may
+// not (it would replace a's config.json and a would load as b), and then
+// nothing is written.
+TEST_F(HfFile, AConfigJsonOfAnotherModelIsNotReplaced) {
+  GPT a(testing::tiny_config().init(InitOptions().seed(1)));
+  GPT same_shapes(testing::tiny_config().init(InitOptions().seed(2)));
+  GPT other(testing::tiny_config().n_head(2).init(InitOptions().seed(3)));
+  save_safetensors(path("shared/a.safetensors"), *a);
+  const std::string config = testing::read_file(path("shared/config.json"));
+  save_safetensors(path("shared/b.safetensors"), *same_shapes);
+  EXPECT_TRUE(std::filesystem::exists(path("shared/b.safetensors")));
+  const std::string message = testing::file_error_of(
+      [&] { save_safetensors(path("shared/c.safetensors"), *other); });
+  EXPECT_NE(message.find("its folder's config.json describes"), std::string::npos) << message;
+  EXPECT_FALSE(std::filesystem::exists(path("shared/c.safetensors")));
+  EXPECT_EQ(testing::read_file(path("shared/config.json")), config);
+  // Nor may a itself become another model while b still reads the config.
+  EXPECT_THROW(save_safetensors(path("shared/a.safetensors"), *other), FileError);
+  EXPECT_EQ(testing::read_file(path("shared/config.json")), config);
+}
+
 TEST_F(HfFile, CheckpointToSafetensorsToCheckpointIsBitExactWithEqualLogits) {
   for (const auto& config : {testing::tiny_config().init(InitOptions().seed(2)),
                              testing::tiny_config().gelu(Gelu::kExact).bias(false)}) {

@@ -9,16 +9,18 @@
 #include <memory>
 
 #include "apps/gpt2/plot/loss_plot.h"
+#include "gpt2/file/atomic_file.h"
 #include "gpt2/train/train_log.h"
 
 namespace gpt2::app {
 
 int run_plot(const PlotFlags& flags, std::ostream& out) {
-  const std::vector<LogRow> rows = read_log(flags.log);
   const std::string path =
       flags.out.empty()
           ? (std::filesystem::path(flags.log).parent_path() / "loss.svg").string()
           : flags.out;
+  refuse_writing_over_inputs(path, {{flags.log, "the log plotted"}});
+  const std::vector<LogRow> rows = read_log(flags.log);
   plot_losses(rows, path, fmt::format("{}", flags.log));
   size_t train = 0, val = 0;
   for (const auto& r : rows) (r.split == "val" ? val : train) += 1;

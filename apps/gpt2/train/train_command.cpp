@@ -15,6 +15,7 @@
 #include "apps/gpt2/train/run_config.h"
 #include "apps/gpt2/plot/loss_plot.h"
 #include "apps/gpt2/common/progress.h"
+#include "gpt2/file/atomic_file.h"
 #include "gpt2/runtime/runtime.h"
 #include "apps/gpt2/common/shipped_corpus.h"
 #include "apps/gpt2/common/stop_signal.h"
@@ -80,6 +81,9 @@ int run_train(const TrainFlags& flags) {
   std::vector<std::string> notes;
   ModelFormat format = ModelFormat::kCheckpoint;
   std::string preset_name = flags.model.preset;
+  // A fine-tune written over the model it starts from would replace it at
+  // its first checkpoint.
+  refuse_writing_over_inputs(ckpt, {{flags.init_from, "--init-from"}});
   if (!flags.init_from.empty()) {
     if (flags.resume) throw ConfigError("--init-from and --resume exclude each other");
     from_file.emplace(load_model_file(flags.init_from));
