@@ -12,6 +12,7 @@
 #include <memory>
 #include <string_view>
 
+#include "apps/gpt2/common/model_flags.h"
 #include "gpt2/error.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/model_source.h"
@@ -90,6 +91,7 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
   for (const auto& note : loaded.notes) fmt::print(out, "note      {}\n", note);
   fmt::print(out, "model     {} ({}): {}\n", flags.model, to_string(loaded.format),
              to_string(model->config));
+  apply_weights(*model, flags.weights, out);
   if (!flags.choices.empty()) {
     eval_choices(flags, *model, out);
     return 0;
@@ -139,6 +141,7 @@ void add_eval_command(CLI::App& app, int* rc) {
   CLI::App* cmd = app.add_subcommand(
       "eval",
       "Perplexity of a text, the loss over a whole prepared split, or multiple-choice accuracy");
+  add_weights_flag(*cmd, flags->weights);
   cmd->add_option("--model", flags->model,
                   "The model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c .bin)")
       ->required();

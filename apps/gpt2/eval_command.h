@@ -15,6 +15,8 @@ namespace gpt2::app {
 struct EvalFlags {
   /// Any file load_model reads.
   std::string model;
+  /// --weights: fp32, bf16 or int8.
+  std::string weights = "fp32";
   /// A text to score (GPT-2's BPE, or the data's tokenizer with `data`).
   std::string text;
   /// A choices file (JSON Lines, gpt2/train/choices.h) to score.

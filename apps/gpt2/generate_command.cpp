@@ -39,6 +39,7 @@ int run_generate(const GenerateFlags& flags, std::ostream& text, std::ostream& s
   const Tokenizer tokenizer =
       flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
   GPT model = model_from(flags.checkpoint, flags.model, stats);
+  apply_weights(*model, flags.weights, stats);
   const std::vector<int32_t> ids = tokenizer.encode(flags.prompt);
   if (ids.empty()) throw InputError("--prompt is empty: give at least one character of text");
   if (model->config.vocab_size() < tokenizer.vocab_size()) {
@@ -107,6 +108,7 @@ void add_generate_command(CLI::App& app, int* rc) {
   cmd->add_option("--top-p", flags->top_p, "Keep the most likely tokens up to this mass")
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Seed of the sampler")->capture_default_str();
+  add_weights_flag(*cmd, flags->weights);
   cmd->add_option("--prompt-lookup", flags->prompt_lookup,
                   "Prompt-lookup decoding: propose up to K tokens from the context per step and "
                   "check them in one forward (greedy: needs --temperature 0)")

@@ -28,6 +28,8 @@ struct GenerateFlags {
   double top_p = 1.0;
   uint64_t seed = 1337;
   bool no_cache = false;
+  /// --weights: fp32, bf16 or int8.
+  std::string weights = "fp32";
   /// Where the tokenizer's files are; empty: gpt2::default_bpe_dir().
   std::string bpe_dir;
 

@@ -98,36 +98,55 @@ int run_bench_generate(const BenchGenerateFlags& f, std::ostream& out) {
   const std::vector<int64_t> prompt(prompt_tensor.data_ptr<int64_t>(),
                                     prompt_tensor.data_ptr<int64_t>() + f.prompt_tokens);
   auto options = SamplingOptions().temperature(0).max_new_tokens(f.new_tokens);
-  std::vector<double> cached, recompute;
-  for (int r = 0; r < f.repeats; ++r) {  // alternating, so drift hits both
-    cached.push_back(f.new_tokens / time_s([&] { generate(*model, {prompt}, options); }));
-    recompute.push_back(f.new_tokens /
-                        time_s([&] { generate(*model, {prompt}, SamplingOptions(options).use_cache(false)); }));
+  std::vector<WeightFormat> formats;
+  for (const auto& w : f.weights) formats.push_back(weight_format_from_string(w));
+  std::vector<std::vector<double>> cached(formats.size());
+  std::vector<int64_t> bytes(formats.size());
+  std::vector<double> recompute;
+  for (int r = 0; r < f.repeats; ++r) {  // alternating, so drift hits every side
+    for (size_t i = 0; i < formats.size(); ++i) {
+      model->set_weight_format(formats[i]);
+      bytes[i] = model->decode_weight_bytes();
+      cached[i].push_back(f.new_tokens / time_s([&] { generate(*model, {prompt}, options); }));
+    }
+    model->set_weight_format(WeightFormat::kFloat32);
+    recompute.push_back(f.new_tokens / time_s([&] {
+      generate(*model, {prompt}, SamplingOptions(options).use_cache(false));
+    }));
   }
-  // Every weight is read once per decoded token (wte = lm_head once).
-  const double weight_bytes = 4.0 * model->num_parameters();
   const int threads = kernel_threads();
   const Stats bw = read_bandwidth(threads);
-  const Stats c = stats(cached), n = stats(recompute);
-  const double bound = bw.median / weight_bytes;
   fmt::print(out, "model     {} ({:.0f} MB of float32 weights), batch 1, prompt {} tokens, {} new "
                   "tokens, greedy, median of {} (min-max)\n",
-             f.preset, weight_bytes / 1e6, f.prompt_tokens, f.new_tokens, f.repeats);
+             f.preset, 4.0 * model->num_parameters() / 1e6, f.prompt_tokens, f.new_tokens,
+             f.repeats);
   fmt::print(out, "read bw   {:.1f} GB/s ({:.1f}-{:.1f}), {} threads reading 1 GiB\n",
              bw.median / 1e9, bw.min / 1e9, bw.max / 1e9, threads);
-  fmt::print(out, "  {:<28} {:>10} {:>18} {:>10}\n", "", "tokens/s", "range", "vs bound");
-  const auto share = [&](double rate) {  // above 100%, the bound is what is wrong
-    return rate <= bound ? fmt::format("{:.0f}%", 100 * rate / bound) : std::string("ABOVE");
+  fmt::print(out, "  {:<28} {:>10} {:>16} {:>10} {:>10} {:>9}\n", "", "tokens/s", "range",
+             "MB/token", "bound", "vs bound");
+  bool above = false;
+  const auto row = [&](const std::string& name, const Stats& s, int64_t b) {
+    const double bound = bw.median / static_cast<double>(b);  // every weight read once per token
+    above = above || s.median > bound;
+    fmt::print(out, "  {:<28} {:>10.1f} {:>7.1f}-{:<8.1f} {:>10.0f} {:>10.1f} {:>9}\n", name,
+               s.median, s.min, s.max, b / 1e6, bound,
+               s.median <= bound ? fmt::format("{:.0f}%", 100 * s.median / bound) : "ABOVE");
   };
-  fmt::print(out, "  {:<28} {:>10.1f} {:>8.1f}-{:<9.1f} {:>10}\n", "KV cache", c.median, c.min,
-             c.max, share(c.median));
-  fmt::print(out, "  {:<28} {:>10.1f} {:>8.1f}-{:<9.1f} {:>10}\n", "no cache (full recompute)",
-             n.median, n.min, n.max, share(n.median));
-  fmt::print(out, "  {:<28} {:>10.1f}\n", "bandwidth bound", bound);
-  fmt::print(out, "speedup   KV cache / no cache: {:.1f}x\n", c.median / n.median);
-  if (c.median > bound) {
-    fmt::print(out, "warning   the KV cache decoded faster than the bound allows: the read bandwidth "
-                    "measured here understates the machine's, so no share of it is printed\n");
+  for (size_t i = 0; i < formats.size(); ++i) {
+    row(fmt::format("KV cache, {} weights", f.weights[i]), stats(cached[i]), bytes[i]);
+  }
+  const int64_t fp32_bytes = 4 * model->num_parameters();
+  row("no cache (full recompute)", stats(recompute), fp32_bytes);
+  const double base = stats(cached[0]).median;
+  for (size_t i = 1; i < formats.size(); ++i) {
+    fmt::print(out, "speedup   {} / {} weights, KV cache: {:.2f}x\n", f.weights[i], f.weights[0],
+               stats(cached[i]).median / base);
+  }
+  fmt::print(out, "speedup   KV cache / no cache ({} weights): {:.1f}x\n", f.weights[0],
+             base / stats(recompute).median);
+  if (above) {
+    fmt::print(out, "warning   a side decoded faster than its bound allows: the read bandwidth "
+                    "measured here understates the machine's\n");
   }
   return 0;
 }
@@ -217,6 +236,10 @@ void add_bench_command(CLI::App& app, int* rc) {
       ->capture_default_str();
   g->add_option("--repeats", gen->repeats, "Runs of each side")
       ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  g->add_option("--weights", gen->weights, "Weight formats side by side, the first the reference")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
       ->capture_default_str();
   g->callback([gen, rc] { *rc = run_bench_generate(*gen, std::cout); });
   add_bench_train_command(*bench, rc);

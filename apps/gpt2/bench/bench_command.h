@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace gpt2::app {
 
@@ -17,6 +18,8 @@ struct BenchGenerateFlags {
   int64_t prompt_tokens = 16;
   int64_t new_tokens = 256;
   int repeats = 3;
+  /// Weight formats to decode with, side by side (fp32 first).
+  std::vector<std::string> weights = {"fp32", "bf16", "int8"};
 };
 
 /// Tokens/s of greedy decoding with and without the KV cache (alternating,

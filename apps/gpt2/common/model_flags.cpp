@@ -5,6 +5,7 @@
 #include <fmt/ostream.h>
 
 #include <ostream>
+#include <set>
 
 #include "gpt2/io/model_source.h"
 
@@ -54,6 +55,33 @@ GPT model_from(const std::string& path, const ModelFlags& flags, std::ostream& n
   LoadedModel loaded = load_model_file(path);
   for (const auto& note : loaded.notes) fmt::print(notes, "note      {}\n", note);
   return loaded.model;
+}
+
+CLI::Option* add_weights_flag(CLI::App& cmd, std::string& weights) {
+  return cmd.add_option("--weights", weights,
+                        "Read the Linear weights as fp32, bf16 or int8 (one scale per output row) "
+                        "when decoding: fewer bytes per token, slightly different numbers "
+                        "(docs/speed.md)")
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
+      ->capture_default_str();
+}
+
+void apply_weights(GPTImpl& model, const std::string& weights, std::ostream& out) {
+  const WeightFormat format = weight_format_from_string(weights);
+  const int64_t fp32 = model.decode_weight_bytes();
+  model.set_weight_format(format);
+  if (format == WeightFormat::kFloat32) return;
+  int64_t copies = 0;  // the packed copies, the tied matrix's once
+  std::set<const void*> seen;
+  for (const auto& module : model.modules(/*include_self=*/false)) {
+    if (const auto* linear = module->as<LinearImpl>()) {
+      if (seen.insert(linear->weight.data_ptr()).second) copies += linear->weight_bytes();
+    }
+  }
+  const int64_t held = static_cast<int64_t>(model.num_parameters()) * 4 + copies;
+  fmt::print(out, "weights   {}: {:.0f} MB read per token (fp32: {:.0f} MB); {:.0f} MB held (the "
+                  "fp32 weights stay, for the embedding and for training)\n",
+             weights, model.decode_weight_bytes() / 1e6, fp32 / 1e6, held / 1e6);
 }
 
 }  // namespace gpt2::app

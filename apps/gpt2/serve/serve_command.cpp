@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "apps/gpt2/common/model_flags.h"
 #include "apps/gpt2/common/stop_signal.h"
 #include "apps/gpt2/serve/server.h"
 #include "gpt2/error.h"
@@ -29,6 +30,7 @@ int run_serve(const ServeFlags& given) {
   }
   fmt::print("model     {} ({}): {}\n", flags.model, to_string(loaded.format),
              to_string(loaded.model->config));
+  apply_weights(*loaded.model, flags.weights, std::cout);
   HttpServer server(flags, std::move(loaded.model), std::move(tokenizer));
   const int port = server.bind(flags.host, flags.port);
   fmt::print("serving   http://{}:{}/v1/completions (and /v1/models, /health, /tokenize, "
@@ -56,6 +58,7 @@ void add_serve_command(CLI::App& app, int* rc) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "Serve a model over HTTP with OpenAI's completions API, requests batched together");
+  add_weights_flag(*cmd, flags->weights);
   cmd->add_option("--model", flags->model,
                   "The model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c .bin)")
       ->required();

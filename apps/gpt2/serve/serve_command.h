@@ -13,6 +13,8 @@ namespace gpt2::app {
 struct ServeFlags {
   /// Any file load_model reads.
   std::string model;
+  /// --weights: fp32, bf16 or int8.
+  std::string weights = "fp32";
   /// Address and port to listen on (port 0: any free one, printed).
   std::string host = "127.0.0.1";
   int port = 8080;
