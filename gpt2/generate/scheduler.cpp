@@ -13,6 +13,7 @@ const char* to_string(FinishReason reason) {
     case FinishReason::kStop: return "stop";
     case FinishReason::kLength: return "length";
     case FinishReason::kCancelled: return "cancelled";
+    case FinishReason::kTimeLimit: return "time_limit";
   }
   return "?";
 }
@@ -113,12 +114,25 @@ void Scheduler::loop() {
     }
     if (job->request.on_finish) job->request.on_finish(reason);
   };
+  const auto expired = [](const Job& job, std::chrono::steady_clock::time_point now) {
+    return job.request.deadline && now >= *job.request.deadline;
+  };
   for (;;) {
-    std::vector<std::pair<int64_t, std::shared_ptr<Job>>> admitted, cancelled;
+    std::vector<std::pair<int64_t, std::shared_ptr<Job>>> admitted, cancelled, late;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active.empty(); });
       if (stopping_) break;
+      const auto now = std::chrono::steady_clock::now();
+      for (auto it = queue_.begin(); it != queue_.end();) {  // waited past its deadline
+        const auto& job = jobs_.at(*it);
+        if (!job->cancelled && expired(*job, now)) {
+          late.emplace_back(*it, job);
+          it = queue_.erase(it);
+        } else {
+          ++it;
+        }
+      }
       while (!queue_.empty() &&
              static_cast<int64_t>(active.size() + admitted.size()) < max_batch_) {
         const int64_t id = queue_.front();
@@ -143,6 +157,10 @@ void Scheduler::loop() {
       job_of_row[job->row] = id;
     }
     for (const auto& [id, job] : cancelled) finish(id, job, FinishReason::kCancelled);
+    for (const auto& [id, job] : late) {
+      active[id] = job;
+      finish(id, job, FinishReason::kTimeLimit);
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       running_ = static_cast<int64_t>(active.size());
@@ -169,6 +187,8 @@ void Scheduler::loop() {
         finish(id, job, FinishReason::kStop);
       } else if (job->produced >= o.max_new_tokens()) {
         finish(id, job, FinishReason::kLength);
+      } else if (expired(*job, std::chrono::steady_clock::now())) {
+        finish(id, job, FinishReason::kTimeLimit);
       }
     }
   }

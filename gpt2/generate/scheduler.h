@@ -5,12 +5,14 @@
 /// thread may submit or cancel; each request hears its tokens as they are
 /// chosen. `gpt2 serve` runs its HTTP requests through one.
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -24,9 +26,11 @@ enum class FinishReason {
   kStop,       ///< its stop token, or its on_token asked to stop
   kLength,     ///< max_new_tokens reached
   kCancelled,  ///< Scheduler::cancel, or the scheduler shut down first
+  kTimeLimit,  ///< its deadline passed, queued or running
 };
 
-/// "stop", "length", "cancelled": OpenAI's finish_reason words.
+/// "stop", "length", "cancelled", "time_limit" (the first two are OpenAI's
+/// finish_reason words).
 const char* to_string(FinishReason reason);
 
 /// One sequence to generate.
@@ -42,6 +46,9 @@ struct GenerationRequest {
   std::function<bool(int64_t token)> on_token;
   /// Called once on the scheduler's thread when the request ends.
   std::function<void(FinishReason reason)> on_finish;
+  /// When set, the request ends (kTimeLimit) at the first step after it,
+  /// whether it is decoding or still waiting for a place.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 /// The thread that runs requests.

@@ -211,4 +211,25 @@ finally:
         server.send_signal(signal.SIGTERM)
     server.communicate(timeout=30)
 assert server.returncode == 0, server.returncode
+# A time limit per request, on int8 weights: a request for 5,000 tokens
+# ends after 0.3 s with finish_reason "length" and fewer tokens.
+server = subprocess.Popen([GPT2, "serve", "--model", MODEL, "--port", "0", "--weights", "int8",
+                           "--request-timeout", "0.3"], stdout=subprocess.PIPE, text=True)
+started = []
+for line in server.stdout:
+    started.append(line)
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    if m:
+        BASE = f"http://127.0.0.1:{m.group(1)}"
+        break
+try:
+    assert any(l.startswith("weights   int8: ") for l in started), started
+    answer = complete({"prompt": "Hi", "max_tokens": 5000})
+    assert answer["choices"][0]["finish_reason"] == "length", answer["choices"][0]
+    assert 0 < answer["usage"]["completion_tokens"] < 5000, answer["usage"]
+    print(f"time limit: {answer['usage']['completion_tokens']} of 5000 tokens in 0.3 s, int8 weights")
+finally:
+    server.send_signal(signal.SIGTERM)
+    server.communicate(timeout=30)
+assert server.returncode == 0, server.returncode
 print("gpt2 serve answered every request as OpenAI's API does and stopped on SIGTERM")

@@ -3,12 +3,19 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
 #include <limits>
 #include <string>
 
 #include "gpt2/error.h"
 #include "gpt2/generate/batch_decoder.h"
+#include "gpt2/generate/scheduler.h"
 #include "test_util.h"
 
 namespace gpt2 {
@@ -195,6 +202,44 @@ TEST(BatchDecoder, SequencesJoinAndLeaveBetweenStepsAndEachGetsItsOwnTokens) {
   EXPECT_TRUE(d.empty());
   EXPECT_THROW(d.add({}), InputError);
   EXPECT_THROW(d.add({96}), InputError);
+}
+
+// A deadline ends a request at the first step after it: one decoding (its
+// client takes 20 ms per token, so 100 tokens would take 2 s) and one still
+// waiting behind it (one place), whose deadline has passed already.
+TEST(Scheduler, ADeadlineEndsARequestDecodingOrWaiting) {
+  Scheduler scheduler(tiny_model(), /*max_batch=*/1);
+  std::mutex m;
+  std::condition_variable done;
+  std::vector<std::optional<FinishReason>> why(2);
+  std::vector<int64_t> tokens(2, 0);
+  const auto now = std::chrono::steady_clock::now();
+  for (int i = 0; i < 2; ++i) {
+    GenerationRequest r;
+    r.prompt = {1, 2, 3};
+    r.options = SamplingOptions().temperature(0).max_new_tokens(100);
+    r.deadline = i == 0 ? now + std::chrono::milliseconds(150) : now;
+    r.on_token = [&, i](int64_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::lock_guard<std::mutex> lock(m);
+      ++tokens[i];
+      return true;
+    };
+    r.on_finish = [&, i](FinishReason reason) {
+      std::lock_guard<std::mutex> lock(m);
+      why[i] = reason;
+      done.notify_all();
+    };
+    scheduler.submit(std::move(r));
+  }
+  std::unique_lock<std::mutex> lock(m);
+  ASSERT_TRUE(done.wait_for(lock, std::chrono::seconds(20), [&] { return why[0] && why[1]; }));
+  EXPECT_EQ(*why[0], FinishReason::kTimeLimit);
+  EXPECT_EQ(*why[1], FinishReason::kTimeLimit);
+  EXPECT_GE(tokens[0], 1);
+  EXPECT_LT(tokens[0], 100);
+  EXPECT_EQ(tokens[1], 0);
+  EXPECT_STREQ(to_string(FinishReason::kTimeLimit), "time_limit");
 }
 
 TEST(Generate, StopsAtStopTokenAndStreamsEveryToken) {

@@ -73,6 +73,11 @@ void add_serve_command(CLI::App& app, int* rc) {
                   "Sequences that may wait for a place; beyond, 503 with Retry-After")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
+  cmd->add_option("--request-timeout", flags->request_timeout,
+                  "Seconds a request may take, waiting and decoding; its sequences then end "
+                  "with finish_reason length")
+      ->check(CLI::Range(0.001, 86400.0))
+      ->capture_default_str();
   cmd->add_option("--shutdown-grace", flags->shutdown_grace,
                   "On SIGINT/SIGTERM, seconds the requests in flight may take before they are "
                   "cancelled")

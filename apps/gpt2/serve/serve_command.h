@@ -28,6 +28,9 @@ struct ServeFlags {
   /// On SIGINT/SIGTERM: seconds the requests in flight may take to finish
   /// before they are cancelled (each then ends with its finish_reason).
   double shutdown_grace = 10;
+  /// Seconds a request may take, waiting and decoding; then each of its
+  /// sequences ends with finish_reason "length".
+  double request_timeout = 300;
   /// Where the BPE files are; empty: the shipped copy.
   std::string bpe_dir;
 };

@@ -58,7 +58,10 @@ struct Completion {
     return {{"index", index},
             {"text", text},
             {"logprobs", nullptr},
-            {"finish_reason", finish ? json(finish == FinishReason::kLength ? "length" : "stop")
+            {"finish_reason", finish ? json(finish == FinishReason::kLength ||
+                                                    finish == FinishReason::kTimeLimit
+                                                ? "length"
+                                                : "stop")
                                      : json(nullptr)}};
   }
   json head() const {
@@ -72,6 +75,7 @@ class Routes {
       : name_(flags.model),
         max_batch_(flags.max_batch),
         max_queue_(flags.max_queue),
+        request_timeout_(flags.request_timeout),
         api_key_(flags.api_key),
         vocab_size_(model->config.vocab_size()),
         tokenizer_(std::move(tokenizer)),
@@ -220,12 +224,16 @@ class Routes {
       return;
     }
     std::random_device fresh;
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(request_timeout_));
     size_t index = 0;
     for (const auto& p : r.prompts) {
       for (int64_t j = 0; j < r.n; ++j, ++index) {
         GenerationRequest g;
         g.prompt = p;
         g.options = r.options;
+        g.deadline = deadline;
         g.options.seed(r.seeded ? r.options.seed() + static_cast<uint64_t>(j)
                                 : (static_cast<uint64_t>(fresh()) << 32) ^ fresh());
         g.on_token = [c, index](int64_t token) {
@@ -321,6 +329,7 @@ class Routes {
 
   std::string name_;
   int64_t max_batch_, max_queue_;
+  double request_timeout_;  // seconds
   std::string api_key_;
   int64_t vocab_size_;
   Tokenizer tokenizer_;
