@@ -56,6 +56,11 @@ void GPTConfig::validate() const {
       throw ConfigError(fmt::format("{} must be positive, got {}", name, value));
     }
   }
+  if (n_layer() > kMaxLayers) {
+    throw ConfigError(fmt::format("n_layer must be at most {} (GPT-2 XL has 48; deeper models take "
+                                  "LibTorch's checkpoint writer minutes), got {}",
+                                  kMaxLayers, n_layer()));
+  }
   if (n_embd() % n_head() != 0) {
     throw ConfigError(fmt::format("n_embd {} is not divisible by n_head {}",
                                   n_embd(), n_head()));

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "gpt2/io/checkpoint.h"
@@ -93,6 +94,31 @@ TEST(LlmcFile, EveryBrokenRuleIsAFormatErrorNamingTheFileAndTheRule) {
     EXPECT_NE(what.find(dir / "broken.bin"), std::string::npos) << b.rule << ": " << what;
     EXPECT_NE(what.find(b.message), std::string::npos) << b.rule << ": " << what;
   }
+}
+
+// 2,000 one-wide layers in an 0.2 MB file whose size matches its header:
+// refused at once, before a model is built (the writer's cost is quadratic
+// in the depth), naming the bound.
+TEST(LlmcFile, AFileOfThousandsOfLayersIsRefusedBeforeAnythingIsBuilt) {
+  testing::TempDir dir;
+  const int32_t layers = 2000;
+  std::vector<int32_t> header(256, 0);
+  header[0] = 20240326, header[1] = 3, header[2] = 1, header[3] = 1, header[4] = layers;
+  header[5] = 1, header[6] = 1, header[7] = 1;
+  // wte, wpe, 25 values per one-wide layer, ln_f.
+  const std::vector<float> values(1 + 1 + 25 * layers + 2, 0.01f);
+  std::string bytes(reinterpret_cast<const char*>(header.data()), 1024);
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  testing::write_file(dir / "deep.bin", bytes);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    load_llmc(dir / "deep.bin");
+    FAIL() << "no error";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("n_layer must be at most 1024"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 TEST(LlmcFile, AHeadCountThatDoesNotDivideTheWidthIsACheckpointError) {

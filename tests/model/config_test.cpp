@@ -72,6 +72,18 @@ void expect_config_error(const GPTConfig& c, const std::string& fragment) {
   }
 }
 
+TEST(Config, DepthIsBoundedAtKMaxLayers) {
+  EXPECT_NO_THROW(GPTConfig().n_layer(GPTConfig::kMaxLayers).n_embd(8).n_head(1).validate());
+  try {
+    GPTConfig().n_layer(GPTConfig::kMaxLayers + 1).validate();
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("n_layer must be at most 1024"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("got 1025"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Config, ValidateNamesTheBadFieldAndValue) {
   expect_config_error(GPTConfig().n_embd(100).n_head(12),
                       "n_embd 100 is not divisible by n_head 12");

@@ -111,7 +111,9 @@ TEST(ShardLoader, EpochsVisitEveryShardOnceInAShuffledOrder) {
     if (first % 100 == 0) epochs[static_cast<size_t>(i / 12)].push_back(first / 100);
     EXPECT_EQ(first % 100, (i % 3) * 8) << "contiguous windows advancing by B * T";
     const Batch c = (i % 2 == 0) ? b.next() : (b.skip(1), Batch{});
-    if (i % 2 == 0) EXPECT_TRUE(torch::equal(c.x, batch.x)) << "same seed, same stream";
+    if (i % 2 == 0) {
+      EXPECT_TRUE(torch::equal(c.x, batch.x)) << "same seed, same stream";
+    }
   }
   std::set<std::vector<int64_t>> orders;
   for (const auto& order : epochs) {
