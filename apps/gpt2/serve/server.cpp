@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "apps/gpt2/serve/completion_state.h"
 #include "apps/gpt2/serve/completions.h"
 #include "gpt2/error.h"
 #include "gpt2/generate/scheduler.h"
@@ -21,53 +22,11 @@ namespace {
 
 using nlohmann::json;
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 void reply_error(httplib::Response& res, int status, const std::string& message,
                  const std::string& type, const std::string& param = "") {
   res.status = status;
   res.set_content(dump(error_body(message, type, param)), "application/json");
 }
-
-// One /v1/completions request in flight: its choices, filled on the
-// scheduler's thread, read on the HTTP thread.
-struct Completion {
-  struct Choice {
-    explicit Choice(ChoiceText t) : text(std::move(t)) {}
-    ChoiceText text;
-    std::optional<FinishReason> finish;
-    bool finish_sent = false;
-  };
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<Choice> choices;
-  std::vector<int64_t> jobs;
-  int64_t prompt_tokens = 0;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  std::optional<std::chrono::steady_clock::time_point> first_token;
-  std::string id, model;
-  int64_t created = 0;
-
-  bool done() const {
-    for (const auto& c : choices) {
-      if (!c.finish) return false;
-    }
-    return true;
-  }
-  json chunk(size_t index, const std::string& text, const std::optional<FinishReason>& finish) const {
-    return {{"index", index},
-            {"text", text},
-            {"logprobs", nullptr},
-            {"finish_reason", finish ? json(finish == FinishReason::kLength ||
-                                                    finish == FinishReason::kTimeLimit
-                                                ? "length"
-                                                : "stop")
-                                     : json(nullptr)}};
-  }
-  json head() const {
-    return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model}};
-  }
-};
 
 class Routes {
  public:
@@ -285,18 +244,7 @@ class Routes {
         [this, c](size_t, httplib::DataSink& sink) {
           std::unique_lock<std::mutex> lock(c->mutex);
           c->changed.wait_for(lock, std::chrono::milliseconds(200));
-          std::string events;
-          for (size_t i = 0; i < c->choices.size(); ++i) {
-            auto& ch = c->choices[i];
-            if (ch.finish_sent) continue;
-            const bool finished = ch.finish.has_value();
-            const std::string text = ch.text.take(finished);
-            if (text.empty() && !finished) continue;
-            json event = c->head();
-            event["choices"] = json::array({c->chunk(i, text, ch.finish)});
-            events += "data: " + dump(event) + "\n\n";
-            ch.finish_sent = finished;
-          }
+          const std::string events = c->take_events();
           const bool done = c->done();
           lock.unlock();
           if (!events.empty() && !sink.write(events.data(), events.size())) return false;
@@ -311,20 +259,6 @@ class Routes {
           if (success) return;
           for (const int64_t job : c->jobs) scheduler_.cancel(job);  // the client left
         });
-  }
-
-  // One line per request when its last choice ends (the scheduler's thread).
-  static void log_request(const Completion& c) {
-    using seconds = std::chrono::duration<double>;
-    const auto now = std::chrono::steady_clock::now();
-    int64_t out = 0;
-    for (const auto& ch : c.choices) out += ch.text.tokens();
-    const double total = seconds(now - c.start).count();
-    const double first = c.first_token ? seconds(*c.first_token - c.start).count() : total;
-    fmt::print("request   {}: {} prompt tokens, {} completion tokens, first token {:.0f} ms, "
-               "{:.1f} tokens/s\n", c.id, c.prompt_tokens, out, first * 1e3,
-               total > first ? static_cast<double>(out) / (total - first) : 0.0);
-    std::fflush(stdout);
   }
 
   std::string name_;
