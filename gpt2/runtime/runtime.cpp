@@ -65,10 +65,7 @@ RuntimeInfo runtime_info() {
 }
 
 std::string better_blas_core(const RuntimeInfo& info) {
-  // OpenBLAS's generic x86-64 fallbacks, before AVX.
-  const bool generic = info.blas_core == "Prescott" || info.blas_core == "Core2" ||
-                       info.blas_core == "Nehalem" || info.blas_core == "Penryn";
-  if (!generic) return "";
+  if (!is_generic_openblas_core(info.blas_core)) return "";
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
   if (__builtin_cpu_supports("avx2")) return "Haswell";

@@ -226,10 +226,14 @@ TEST(Matmul, TheRuleAndForcingAChoice) {
   const BackendChoice rule = choose_matmul_backend();
   EXPECT_EQ(rule.backend, onednn_available() ? MatmulBackend::onednn : MatmulBackend::torch);
   EXPECT_FALSE(rule.reason.empty());
+  EXPECT_FALSE(rule.forced);
+  EXPECT_TRUE(is_generic_openblas_core("Prescott"));
+  EXPECT_FALSE(is_generic_openblas_core("Haswell"));
   EXPECT_EQ(matmul_backend_choice().reason, rule.reason);
   set_matmul_backend(MatmulBackend::torch);
   EXPECT_EQ(matmul_backend(), MatmulBackend::torch);
   EXPECT_EQ(matmul_backend_choice().reason, "set by set_matmul_backend");
+  EXPECT_TRUE(matmul_backend_choice().forced);
   reset_matmul_backend();
   EXPECT_EQ(matmul_backend(), rule.backend);
   EXPECT_EQ(matmul_backend_choice().reason, rule.reason);

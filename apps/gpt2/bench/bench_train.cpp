@@ -60,7 +60,7 @@ double matmul_peak(std::optional<MatmulBackend> backend) {
     const double s = since(t);
     if (i > 0) rates.push_back(2.0 * 2048 * 2048 * 2048 / s);
   }
-  if (saved.reason == "set by set_matmul_backend") set_matmul_backend(saved.backend);
+  if (saved.forced) set_matmul_backend(saved.backend);
   else reset_matmul_backend();
   return median(rates);
 }

@@ -151,7 +151,7 @@ MatmulBackend matmul_backend() { return current(); }
 BackendChoice matmul_backend_choice() {
   const int f = forced.load();
   if (f == kUnset) return rule();
-  return {static_cast<MatmulBackend>(f), "set by set_matmul_backend"};
+  return {static_cast<MatmulBackend>(f), "set by set_matmul_backend", true};
 }
 
 BackendChoice choose_matmul_backend() {
@@ -160,12 +160,16 @@ BackendChoice choose_matmul_backend() {
   auto corename = reinterpret_cast<GetCore>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
   if (!corename) return {MatmulBackend::onednn, "the system BLAS is not OpenBLAS"};
   const std::string core = corename();
-  // OpenBLAS's generic x86-64 kernels, before AVX.
-  const bool generic = core == "Prescott" || core == "Core2" || core == "Nehalem" ||
-                       core == "Penryn" || core == "Dunnington" || core == "Atom";
-  if (generic) return {MatmulBackend::onednn, "OpenBLAS runs its generic " + core + " kernels"};
+  if (is_generic_openblas_core(core)) return {MatmulBackend::onednn, "OpenBLAS runs its generic " + core + " kernels"};
   return {MatmulBackend::onednn, "OpenBLAS " + core + " kernels; oneDNN ran the model's products "
                                  "faster on every CPU measured (docs/speed.md)"};
+}
+
+bool is_generic_openblas_core(const std::string& core) {
+  for (const char* name : {"Prescott", "Core2", "Nehalem", "Penryn", "Dunnington", "Atom"}) {
+    if (core == name) return true;
+  }
+  return false;
 }
 
 int usable_cores() {

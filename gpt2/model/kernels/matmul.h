@@ -52,12 +52,19 @@ void reset_matmul_backend();
 struct BackendChoice {
   MatmulBackend backend;
   std::string reason;
+  /// Whether set_matmul_backend chose it (not the rule).
+  bool forced = false;
 };
 /// The rule for this process: onednn when the build has it [...]
 BackendChoice choose_matmul_backend();
 /// What matmul_backend() is and why: the rule's reason, or "set by
 /// set_matmul_backend".
 BackendChoice matmul_backend_choice();
+
+/// Whether `core` (openblas_get_corename()) is one of OpenBLAS's generic
+/// x86-64 kernel sets from before AVX ("Prescott", "Core2", ...), which it
+/// falls back to on CPUs it does not know.
+bool is_generic_openblas_core(const std::string& core);
 
 /// Threads of gpt2's own kernels (oneDNN products, fused attention); see
 /// the top of this file.
