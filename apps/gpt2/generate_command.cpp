@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/gpt2/common/field_flags.h"
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
 #include "gpt2/text/tokenizer.h"
@@ -95,7 +96,7 @@ void add_generate_command(CLI::App& app, int* rc) {
       "--checkpoint,--model", flags->checkpoint,
       "Sample from this model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c "
       ".bin) instead of a fresh model");
-  checkpoint->check(CLI::ExistingFile);
+  checkpoint->check(CLI::ExistingPath);
   for (CLI::Option* option : model_options) checkpoint->excludes(option);
   cmd->add_option("--prompt", flags->prompt, "Text to continue")->required();
   // A bound a person can mean: 2^20 tokens is about 9 hours of GPT-2 124M here.
@@ -107,7 +108,7 @@ void add_generate_command(CLI::App& app, int* rc) {
   cmd->add_option("--top-k", flags->top_k, "Keep the k most likely tokens (default: 200)");
   cmd->add_option("--top-p", flags->top_p, "Keep the most likely tokens up to this mass")
       ->capture_default_str();
-  cmd->add_option("--seed", flags->seed, "Seed of the sampler")->capture_default_str();
+  add_integer_flag(*cmd, "--seed", flags->seed, "Seed of the sampler");
   add_weights_flag(*cmd, flags->weights);
   cmd->add_option("--prompt-lookup", flags->prompt_lookup,
                   "Prompt-lookup decoding: propose up to K tokens from the context per step and "

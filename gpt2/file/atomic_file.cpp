@@ -260,4 +260,29 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   });
 }
 
+void remove_marker(const std::string& marker) {
+  struct stat st {};
+  if (::lstat(marker.c_str(), &st) != 0) return;  // none: nothing to withdraw
+  if (::unlink(marker.c_str()) != 0) {
+    throw FileError(fmt::format("cannot write '{}': cannot remove the old one first: {}", marker,
+                                reason(errno)));
+  }
+  const std::string folder = std::filesystem::path(marker).parent_path().string();
+  try {
+    fsync_path(folder.empty() ? "." : folder, O_RDONLY | O_DIRECTORY);
+  } catch (const std::exception&) {
+  }
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string_view>>& files) {
+  if (files.empty()) return;
+  std::vector<std::unique_ptr<StagedFile>> staged;
+  for (const auto& [path, bytes] : files) {
+    staged.push_back(std::make_unique<StagedFile>(path));
+    staged.back()->append(bytes.data(), bytes.size());
+  }
+  remove_marker(files.back().first);
+  for (auto& file : staged) file->commit();
+}
+
 }  // namespace gpt2

@@ -92,4 +92,18 @@ void refuse_writing_over_inputs(const std::string& out,
 /// Writes `bytes` as the whole of `path`, atomically as write_atomically.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
+/// Files that are one unit (a model's weights and its config.json), the
+/// last of them the unit's marker, which its reader requires: every file is
+/// written to its temporary first, so a failure there leaves the old unit
+/// whole; then the old marker is removed (remove_marker), the others are
+/// renamed into place, and the marker last. A process killed between the
+/// renames leaves a unit without its marker, which its reader refuses by
+/// name, never new files beside old ones read as one.
+void write_files_atomically(const std::vector<std::pair<std::string, std::string_view>>& files);
+
+/// Removes `marker` (and syncs its folder) if it exists: the first step of
+/// replacing a unit whose files are committed one by one (a dataset's
+/// train.bin and val.bin before its meta.json). FileError if it cannot.
+void remove_marker(const std::string& marker);
+
 }  // namespace gpt2

@@ -11,6 +11,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/file/output_dir.h"
 #include "gpt2/file/json.h"
 #include "gpt2/file/mapped_file.h"
 #include "gpt2/file/read_file.h"
@@ -279,15 +280,13 @@ void save_safetensors(const std::string& path, const GPTImpl& model) {
     contents.tensors.emplace_back(key, is_conv1d_weight(key) ? t.t().contiguous() : t);
   }
   const fs::path folder = fs::path(paths.weights).parent_path();
-  std::error_code error;
-  if (!folder.empty()) fs::create_directories(folder, error);
-  if (error) {
-    throw FileError(fmt::format("cannot write '{}': cannot create '{}': {}", path, folder.string(),
-                                error.message()));
-  }
-  refuse_replacing_another_config(paths, hf_config_json(model.config));
-  write_safetensors(paths.weights, contents);
-  write_file_atomically(paths.config, hf_config_json(model.config));
+  if (!folder.empty()) make_output_dir(folder.string(), "model folder");
+  const std::string config = hf_config_json(model.config);
+  refuse_replacing_another_config(paths, config);
+  // One unit: weights and config.json are renamed in together, the config
+  // last (a folder without it is refused by the reader).
+  const std::string weights = safetensors_bytes(contents);
+  write_files_atomically({{paths.weights, weights}, {paths.config, config}});
 }
 
 }  // namespace gpt2

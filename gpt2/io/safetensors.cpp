@@ -118,6 +118,10 @@ SafetensorsContents parse(std::string_view bytes, const std::string& source, boo
   const json header =
       detail::parse_json(text, fmt::format("'{}' is not a valid safetensors file: the header", source));
   if (!header.is_object()) fail(source, "the header is not a JSON object");
+  if (header.size() > kSafetensorsMaxTensors + 1) {  // + __metadata__
+    fail(source, fmt::format("the header lists {} entries, more than the {} tensors this reader "
+                             "takes", header.size(), kSafetensorsMaxTensors));
+  }
 
   SafetensorsContents out;
   std::vector<Entry> entries;

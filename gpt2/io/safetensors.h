@@ -20,6 +20,10 @@ namespace gpt2 {
 
 /// The header length the reader accepts at most, as the format's own reader.
 constexpr uint64_t kSafetensorsMaxHeader = 100'000'000;
+/// The tensors the reader accepts at most: GPT-2 at the deepest config this
+/// library builds (GPTConfig::kMaxLayers, 12 tensors a layer) has about
+/// 12,300. A bound, so a small header of empty entries cannot cost minutes.
+constexpr uint64_t kSafetensorsMaxTensors = 65'536;
 
 /// A safetensors file's contents, tensors copied out of the file.
 struct SafetensorsContents {

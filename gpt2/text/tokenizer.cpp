@@ -41,31 +41,37 @@ class PieceEncoder {
     pieces_.clear();
     pretokenizer_.split(text, pieces_);
     for (const std::string_view piece : pieces_) {
-      // Whole-token pieces (most words) skip merging, as in tiktoken.
-      if (const auto it = vocab_.regular_ids.find(piece);
-          it != vocab_.regular_ids.end()) {
-        out.push_back(it->second);
-        continue;
+      // A piece past the bound (one "word" of megabytes) is merged in
+      // chunks, so its cost stays linear and its buffers small.
+      for (std::size_t at = 0; at < piece.size(); at += Tokenizer::kMaxPieceBytes) {
+        encode_piece(piece.substr(at, Tokenizer::kMaxPieceBytes), out);
       }
-      if (const auto it = cache_.find(piece); it != cache_.end()) {
-        const auto [begin, end] = it->second;
-        out.insert(out.end(), cached_ids_.begin() + begin,
-                   cached_ids_.begin() + end);
-        continue;
-      }
-      const std::size_t first = out.size();
-      bpe::merge_piece(piece, vocab_, scratch_, out);
-      if (cache_.size() >= kCacheEntries) {
-        cache_.clear();
-        cached_ids_.clear();
-      }
-      const std::size_t begin = cached_ids_.size();
-      cached_ids_.insert(cached_ids_.end(), out.begin() + first, out.end());
-      cache_.emplace(piece, std::make_pair(begin, cached_ids_.size()));
     }
   }
 
  private:
+  void encode_piece(std::string_view piece, std::vector<std::int32_t>& out) {
+    // Whole-token pieces (most words) skip merging, as in tiktoken.
+    if (const auto it = vocab_.regular_ids.find(piece); it != vocab_.regular_ids.end()) {
+      out.push_back(it->second);
+      return;
+    }
+    if (const auto it = cache_.find(piece); it != cache_.end()) {
+      const auto [begin, end] = it->second;
+      out.insert(out.end(), cached_ids_.begin() + begin, cached_ids_.begin() + end);
+      return;
+    }
+    const std::size_t first = out.size();
+    bpe::merge_piece(piece, vocab_, scratch_, out);
+    if (cache_.size() >= kCacheEntries) {
+      cache_.clear();
+      cached_ids_.clear();
+    }
+    const std::size_t begin = cached_ids_.size();
+    cached_ids_.insert(cached_ids_.end(), out.begin() + first, out.end());
+    cache_.emplace(piece, std::make_pair(begin, cached_ids_.size()));
+  }
+
   const bpe::Vocab& vocab_;
   const bpe::Pretokenizer& pretokenizer_;
   std::vector<std::string_view> pieces_;

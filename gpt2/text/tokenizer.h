@@ -41,9 +41,18 @@ class Tokenizer {
   static Tokenizer from_files(const std::filesystem::path& encoder_json,
                               const std::filesystem::path& vocab_bpe);
 
+  /// The longest piece of the pre-tokenizer (a run of letters, digits or
+  /// other characters between the splits) merged whole: a longer one is
+  /// merged in pieces of this many bytes, each on its own, which keeps the
+  /// cost linear and the memory small on a text of one huge "word". Up to
+  /// this length the ids equal tiktoken's; past it, ids may differ at the
+  /// cuts (the bytes, and decode(), are the same).
+  static constexpr std::size_t kMaxPieceBytes = 65536;
+
   /// Token ids of `text` (any bytes; invalid UTF-8 too). Special tokens such
   /// as "<|endoftext|>" are plain text unless `allow_special`, then they
   /// become their id (50256), as tiktoken's encode(text, "all") does.
+  /// Pieces longer than kMaxPieceBytes are merged in chunks.
   std::vector<std::int32_t> encode(std::string_view text,
                                    bool allow_special = false) const;
   /// encode() of each text, on up to `threads` threads; results in order.

@@ -107,7 +107,7 @@ namespace {
 // Waits for `work`, turning any failure into a DistributedError that names
 // the rank, the collective and the timeout.
 void wait_for(const c10::intrusive_ptr<c10d::Work>& work, const DataParallel& dp,
-              const char* what) {
+              const std::string& what) {
   try {
     work->wait();
   } catch (const std::exception& e) {
@@ -204,5 +204,32 @@ double DataParallel::sum(double value) {
 }
 
 bool DataParallel::any(bool flag) { return sum(flag ? 1.0 : 0.0) > 0; }
+
+void DataParallel::check_same(const std::string& what, const std::string& text) {
+  // Rank 0's text to every rank: its length, then its bytes (as float64,
+  // the type every collective here already uses; the texts are short).
+  std::vector<torch::Tensor> length = {
+      torch::full({1}, static_cast<double>(text.size()), torch::kFloat64)};
+  wait_for(group_->pg->broadcast(length), *this, "the broadcast of rank 0's " + what);
+  const auto n = static_cast<int64_t>(length[0].item<double>());
+  std::vector<torch::Tensor> bytes = {torch::zeros({std::max<int64_t>(n, 1)}, torch::kFloat64)};
+  if (rank() == 0) {
+    for (int64_t i = 0; i < n; ++i) bytes[0][i] = static_cast<unsigned char>(text[i]);
+  }
+  wait_for(group_->pg->broadcast(bytes), *this, "the broadcast of rank 0's " + what);
+  std::string first(static_cast<size_t>(n), '\0');
+  const double* b = bytes[0].data_ptr<double>();
+  for (int64_t i = 0; i < n; ++i) first[i] = static_cast<char>(static_cast<int>(b[i]));
+  const bool differs = first != text;
+  if (!any(differs)) return;
+  throw DistributedError(
+      differs ? fmt::format("rank {} of {}: its {} differs from rank 0's, so the ranks would train "
+                            "different things; start every rank with the same command and data.\n"
+                            "  rank 0: {}\n  rank {}: {}", rank(), world_size(), what, first,
+                            rank(), text)
+              : fmt::format("rank {} of {}: another rank's {} differs from this rank's (its own "
+                            "error shows both); start every rank with the same command and data",
+                            rank(), world_size(), what));
+}
 
 }  // namespace gpt2

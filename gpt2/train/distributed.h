@@ -72,6 +72,12 @@ class DataParallel {
   double sum(double value);
   /// Whether `flag` is true on any rank (to stop all ranks at the same step).
   bool any(bool flag);
+  /// Compares `text` (a description of what every rank must agree on, such
+  /// as the model's config and the recipe) with rank 0's, before the first
+  /// collective that would fail obscurely on a difference: returns when
+  /// every rank's is equal, else throws DistributedError on every rank, the
+  /// ranks that differ showing both texts.
+  void check_same(const std::string& what, const std::string& text);
   /// Gradient averaging so far.
   const SyncStats& stats() const { return stats_; }
 

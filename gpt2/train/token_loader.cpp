@@ -3,6 +3,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <mutex>
@@ -12,8 +14,9 @@
 
 namespace gpt2 {
 
-TokenFile::TokenFile(const std::string& path) : path_(path) {
-  const InputFile file(path, "token file");
+TokenFile::TokenFile(const std::string& path)
+    : path_(path), file_(std::make_unique<InputFile>(path, "token file")) {
+  const InputFile& file = *file_;
   const auto bytes = static_cast<size_t>(file.size());
   if (bytes == 0 || bytes % 2 != 0) {
     throw FileError(fmt::format("token file '{}' has {} bytes; expected a positive, even count "
@@ -27,6 +30,30 @@ TokenFile::TokenFile(const std::string& path) : path_(path) {
 
 TokenFile::~TokenFile() {
   if (data_) ::munmap(const_cast<uint16_t*>(data_), static_cast<size_t>(size_) * 2);
+}
+
+void TokenFile::read(int64_t first, int64_t count, uint16_t* out) const {
+  TORCH_CHECK(first >= 0 && count >= 0 && first + count <= size_, "token range [", first, ", ",
+              first + count, ") outside the file's ", size_, " tokens");
+  auto* to = reinterpret_cast<char*>(out);
+  const auto want = static_cast<size_t>(count) * 2;
+  size_t done = 0;
+  while (done < want) {
+    const ssize_t n = ::pread(file_->fd(), to + done, want - done,
+                              static_cast<off_t>(first * 2 + static_cast<int64_t>(done)));
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw file_->error(errno_text(errno));
+    struct stat st {};
+    const int64_t now = ::fstat(file_->fd(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+    throw FileError(fmt::format(
+        "token file '{}' was cut short while it was read: it held {} bytes when opened, {} now "
+        "(tokens {} to {} are gone); write a dataset another run reads into another folder",
+        path_, size_ * 2, now, first, first + count));
+  }
 }
 
 TokenLoader::TokenLoader(std::shared_ptr<const TokenFile> file, int64_t batch_size,
@@ -57,9 +84,10 @@ Batch TokenLoader::next() {
   const int64_t* ix = offsets.data_ptr<int64_t>();
   int64_t* x = x_.data_ptr<int64_t>();
   int64_t* y = y_.data_ptr<int64_t>();
-  const uint16_t* data = file_->data();
+  row_.resize(static_cast<size_t>(block_size_) + 1);
   for (int64_t b = 0; b < batch_size_; ++b) {
-    const uint16_t* row = data + ix[b];
+    file_->read(ix[b], block_size_ + 1, row_.data());
+    const uint16_t* row = row_.data();
     for (int64_t t = 0; t < block_size_; ++t) {
       x[b * block_size_ + t] = row[t];
       y[b * block_size_ + t] = row[t + 1];

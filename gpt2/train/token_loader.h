@@ -9,15 +9,18 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "gpt2/file/read_file.h"
 
 namespace gpt2 {
 
-/// A read-only memory map of a token file (native-endian uint16 ids, as
-/// numpy's tofile writes them on x86).
+/// A token file (native-endian uint16 ids, as numpy's tofile writes them on
+/// x86), open and mapped read-only.
 class TokenFile {
  public:
-  /// Maps `path`. Throws FileError naming the path for a file that cannot
-  /// be opened or mapped, is empty, or has an odd byte count.
+  /// Opens and maps `path`. Throws FileError naming the path for a file that
+  /// cannot be opened or mapped, is empty, or has an odd byte count.
   explicit TokenFile(const std::string& path);
   ~TokenFile();
   TokenFile(const TokenFile&) = delete;
@@ -25,13 +28,22 @@ class TokenFile {
 
   /// Number of tokens in the file.
   int64_t size() const { return size_; }
-  /// The tokens (size() of them), valid while this object lives.
+  /// The tokens (size() of them), valid while this object lives. A page
+  /// past the end of a file cut short meanwhile faults (SIGBUS): readers
+  /// that run while other programs may write the file use read().
   const uint16_t* data() const { return data_; }
+  /// Copies tokens [first, first + count) into `out` through the open
+  /// descriptor (pread), never the map, so a file cut short under the run
+  /// (a `gpt2 prepare` into the same folder, a `truncate`) is a FileError
+  /// naming it and both sizes instead of a crash. A file replaced by a
+  /// rename keeps being read as it was opened.
+  void read(int64_t first, int64_t count, uint16_t* out) const;
   /// The path it was opened from.
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
+  std::unique_ptr<InputFile> file_;
   const uint16_t* data_ = nullptr;
   int64_t size_ = 0;
 };
@@ -112,6 +124,7 @@ class TokenLoader : public BatchSource {
   int64_t block_size_;
   mutable at::Generator generator_;  // mutable: reading its state locks it
   torch::Tensor x_, y_;
+  std::vector<uint16_t> row_;  // one row and its target, as read
 };
 
 }  // namespace gpt2

@@ -59,7 +59,13 @@ Trainer::Trainer(GPT model_, const TrainOptions& options, const std::string& dat
                                                 .betas({options.beta1(), options.beta2()})
                                                 .weight_decay(options.weight_decay()));
   params_ = model->unique_parameters();
-  if (dp_) dp_->broadcast(params_);
+  if (dp_) {
+    // Ranks started with other models or recipes would fail inside Gloo
+    // (shapes that differ) or train apart silently: compare first.
+    dp_->check_same("model and recipe",
+                    to_string(model->config) + "; " + to_string(options_));
+    dp_->broadcast(params_);
+  }
   seed_default_generator(dropout_seed(options.seed(), dp_ ? dp_->rank() : 0, 0));
 }
 

@@ -19,7 +19,7 @@ set -u
 gpt2=$1 checkpoint=$2 dir=$3/$5 table=$4 name=$5 bad_checkpoints=$6
 row=$(grep -P "^\Q$name\E\t" "$table") || { echo "no row '$name' in $table"; exit 99; }
 IFS=$'\t' read -r -a fields <<<"$row"
-code=${fields[1]} fragment=${fields[2]}
+code=${fields[1]} fragment=${fields[2]//\{dir\}/$dir}
 set -- "${fields[@]:3}"
 rm -rf "$dir" && mkdir -p "$dir" || exit 99
 cp "$checkpoint" "$dir/ckpt.pt" && cp "$bad_checkpoints"/* "$dir/" && printf 'hello world' >"$dir/text.txt" &&

@@ -62,6 +62,26 @@ TEST_F(FullDisk, CheckpointAndExportFailWithEnospcKeepTheOldFileAndLeaveNoTempor
   EXPECT_EQ(dir.entries(), 1);  // the old checkpoint only
 }
 
+TEST(AtomicFile, AUnitOfFilesIsReplacedWholeOrNotAtAll) {
+  testing::TempDir dir;
+  write_files_atomically({{dir / "w", "old weights"}, {dir / "config", "old config"}});
+  write_files_atomically({{dir / "w", "new weights"}, {dir / "config", "new config"}});
+  EXPECT_EQ(bytes_of(dir / "w"), "new weights");
+  EXPECT_EQ(bytes_of(dir / "config"), "new config");
+  // A file that cannot be staged (its place is a folder): nothing of the
+  // unit changes, its marker included, and no temporary is left.
+  std::filesystem::create_directory(dir / "folder");
+  EXPECT_THROW(write_files_atomically({{dir / "w", "x"}, {dir / "folder", "y"}}), FileError);
+  EXPECT_THROW(write_files_atomically({{dir / "folder", "x"}, {dir / "config", "y"}}), FileError);
+  EXPECT_EQ(bytes_of(dir / "w"), "new weights");
+  EXPECT_EQ(bytes_of(dir / "config"), "new config");
+  EXPECT_EQ(dir.entries(), 3);
+  // remove_marker of a missing file is nothing; of a present one, its removal.
+  EXPECT_NO_THROW(remove_marker(dir / "none"));
+  remove_marker(dir / "config");
+  EXPECT_FALSE(std::filesystem::exists(dir / "config"));
+}
+
 TEST(AtomicFile, RefusesToReplaceDevicesFifosAndFolders) {
   testing::TempDir dir;
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);

@@ -2,10 +2,13 @@
 // that mutations start from inputs that reach deep into each reader.
 //   make_fuzz_seeds FOLDER  ->  FOLDER/{safetensors,llmc,checkpoint}/...
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <string>
 
 #include <torch/optim/adamw.h>
 
+#include "gpt2/file/json.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/hf_gpt2.h"
 #include "gpt2/io/llmc.h"
@@ -34,6 +37,17 @@ int main(int argc, char** argv) {
   gpt2::GPT no_bias(gpt2::GPTConfig(config).bias(false));
   gpt2::save_safetensors((dir / "safetensors" / "no_bias.safetensors").string(), *no_bias);
   fs::remove(dir / "safetensors" / "config.json");
+  {
+    // A header nested just inside the parser's depth limit: mutations of it
+    // reach the limit (the seeds above are flat, and missed it).
+    const std::string header = R"({"w":{"dtype":"F32","shape":)" +
+                               std::string(gpt2::detail::kMaxJsonDepth - 2, '[') +
+                               std::string(gpt2::detail::kMaxJsonDepth - 2, ']') +
+                               R"(,"data_offsets":[0,0]}})";
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    std::ofstream(dir / "safetensors" / "nested.safetensors", std::ios::binary) << bytes + header;
+  }
   gpt2::save_llmc((dir / "llmc" / "v3.bin").string(), *model);
   gpt2::save_llmc((dir / "llmc" / "v5.bin").string(), *model, gpt2::LlmcDtype::kBFloat16);
   gpt2::save_checkpoint((dir / "checkpoint" / "model.pt").string(), *model);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,24 @@ TEST(Tokenizer, EncodeBatchEqualsEncodeInOrderForAnyThreadCount) {
     }
   }
   EXPECT_TRUE(gpt2_tokenizer().encode_batch({}).empty());
+}
+
+TEST(Tokenizer, AWordPastThePieceBoundIsMergedInChunksAndDecodesWhole) {
+  // Letters only: the pre-tokenizer keeps them one piece however long.
+  std::string word;
+  uint32_t x = 12345;
+  for (std::size_t i = 0; i < Tokenizer::kMaxPieceBytes + 1000; ++i) {
+    x = x * 1103515245u + 12345u;
+    word += static_cast<char>('a' + (x >> 16) % 26);
+  }
+  const std::string head = word.substr(0, Tokenizer::kMaxPieceBytes);
+  const std::string tail = word.substr(Tokenizer::kMaxPieceBytes);
+  Ids expected = gpt2_tokenizer().encode(head);
+  const Ids rest = gpt2_tokenizer().encode(tail);
+  expected.insert(expected.end(), rest.begin(), rest.end());
+  const Ids ids = gpt2_tokenizer().encode(word);
+  EXPECT_EQ(ids, expected);
+  EXPECT_EQ(gpt2_tokenizer().decode(ids), word);
 }
 
 TEST(Tokenizer, CopiesEncodeAlike) {

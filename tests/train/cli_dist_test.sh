@@ -1,7 +1,7 @@
 #!/bin/sh
 # Data-parallel `gpt2 train` as users launch it, on 127.0.0.1 with a tiny
 # model and the shipped corpus, prepared once (ctest's fixture) into DATA.
-#   cli_dist_test.sh GPT2 DATA WORKDIR torchrun|static|equal|resume|kill|hang|signal|port
+#   cli_dist_test.sh GPT2 DATA WORKDIR torchrun|static|equal|resume|kill|hang|signal|differ|port
 # torchrun: Debian's torchrun (--standalone --no_python) starts 2 ranks; they
 #           train, rank 0 writes the log and checkpoint.
 # static:   torchrun's multi-machine form on one machine (static rendezvous:
@@ -20,6 +20,8 @@
 #           launcher kills rank 1 4 s later: done within 25 s.
 # signal:   SIGTERM to the --nproc launcher: it forwards it, the ranks agree
 #           on the step to stop after, rank 0 checkpoints it, exit 0.
+# differ:   ranks started with different models: both exit 2 before the
+#           first broadcast, the differing rank showing both configs.
 # port:     rank 0 on a MASTER_PORT that another program listens on: exit 2
 #           at once, naming the port, nothing trained or written.
 set -eu
@@ -136,6 +138,26 @@ kill|hang|signal)
     grep -q "rank 0 of 2: .* failed: .*did not answer within the 4 s timeout" k.txt
   fi
   echo "$mode: rank 1 $mode -> exit $rc after $took s"
+  ;;
+differ)
+  # Rank 1 with a deeper model: both ranks stop before the first broadcast,
+  # rank 1 showing both configs, rank 0 pointing at the other's error.
+  port=$(free_port)
+  mkdir r0 r1
+  for r in 0 1; do
+    layers=$(if [ $r = 0 ]; then echo 2; else echo 3; fi)
+    (cd r$r && env RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$gpt2" train \
+       $tiny --n-layer $layers --data "$data" --out o --max-steps 3 --dist-timeout 30 \
+       >../r$r.txt 2>&1; echo $? >../rc$r) &
+  done
+  wait
+  cat r0.txt r1.txt
+  test "$(cat rc0)" -eq 2 && test "$(cat rc1)" -eq 2
+  grep -q "rank 1 of 2: its model and recipe differs from rank 0's" r1.txt
+  grep -q "rank 0: GPTConfig(.*n_layer=2" r1.txt && grep -q "rank 1: GPTConfig(.*n_layer=3" r1.txt
+  grep -q "rank 0 of 2: another rank's model and recipe differs" r0.txt
+  test ! -e r0/o/ckpt.pt
+  echo "differ: both ranks refused before the broadcast, naming n_layer 2 and 3"
   ;;
 port)
   /usr/bin/python3 -c 'import socket, sys, time

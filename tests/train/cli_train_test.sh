@@ -1,6 +1,6 @@
 #!/bin/sh
 # `gpt2 train` as a user runs it, on a tiny model and the shipped corpus.
-#   cli_train_test.sh GPT2 CORPUS WORKDIR resume|resume_flags|nan|signal
+#   cli_train_test.sh GPT2 CORPUS WORKDIR resume|resume_flags|nan|signal|sample_signal
 # resume: 6 steps in one process == 3 steps, exit, --resume, 3 more (losses
 #         in log.csv and every weight, bit for bit; weights compared by
 #         Debian's python3-torch).
@@ -13,6 +13,8 @@
 #         still step 4's, the log shows the skipped steps.
 # signal: SIGTERM once the log shows a step: exit 0, a checkpoint of the last
 #         logged step, a message saying how to resume, and the resume works.
+# sample_signal: SIGTERM while the closing sample is printed ends it: exit 0,
+#         the checkpoint whole.
 set -eu
 gpt2=$1 corpus=$2 work=$3 mode=$4
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
@@ -93,6 +95,24 @@ signal)
   "$gpt2" train --out s --resume --max-steps $((last + 2)) --sample-tokens 0 >s2.txt
   test "$(grep -c ',train,' s/log.csv)" -eq $((last + 2))
   echo "signal: exit 0 after step $last, checkpoint at step $last, resumed to $((last + 2))"
+  ;;
+sample_signal)
+  long_sample=$(echo $tiny | sed 's/--sample-tokens 20/--sample-tokens 1000000/')
+  "$gpt2" train $long_sample --out p --max-steps 2 >p.txt 2>&1 &
+  pid=$!
+  i=0
+  until grep -q '^sample ' p.txt 2>/dev/null; do
+    kill -0 $pid 2>/dev/null || { cat p.txt; echo "train exited before its sample"; exit 1; }
+    i=$((i + 1)); test $i -lt 1200 || { kill -9 $pid; echo "no sample in 120 s"; exit 1; }
+    sleep 0.1
+  done
+  sleep 0.5
+  kill -TERM $pid
+  rc=0; wait $pid || rc=$?
+  tail -2 p.txt
+  test $rc -eq 0 && grep -q "stopped   by a signal during the sample" p.txt
+  test "$(ckpt_step p/ckpt.pt)" -eq 2
+  echo "sample_signal: SIGTERM during the sample: exit 0, checkpoint at step 2"
   ;;
 *) echo "unknown mode $mode"; exit 2 ;;
 esac

@@ -4,10 +4,12 @@
 #include <torch/types.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "gpt2/error.h"
 #include "gpt2/text/char_tokenizer.h"
+#include "gpt2/train/data/data_folder.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/schedule.h"
 #include "gpt2/train/token_loader.h"
@@ -57,6 +59,22 @@ TEST(Dataset, ShippedCorpusCharSplitMatchesNanoGPT) {
   EXPECT_EQ(text_codec(read).decode(std::vector<int32_t>(f.data(), f.data() + 14)), "First Citizen:");
 }
 
+// train.bin, val.bin and meta.json are one unit: a split from another
+// preparation (its count not meta.json's) is refused by name, not trained on.
+TEST(Dataset, ASplitThatDoesNotMatchItsMetaIsRefused) {
+  testing::TempDir dir;
+  prepare_dataset({GPT2_SHAKESPEARE}, dir / "d", "char");
+  EXPECT_NO_THROW(open_batch_sources(dir / "d", 2, 8, 65, 1, 2, 3));
+  std::vector<uint16_t> ids(1000, 3);
+  std::ofstream(dir / "d/val.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(ids.data()), 2000);
+  const std::string why = testing::file_error_of([&] { open_batch_sources(dir / "d", 2, 8, 65, 1, 2, 3); });
+  EXPECT_NE(why.find("/d/val.bin' does not belong with its meta.json: it holds 1000 tokens, "
+                     "meta.json says 111540"),
+            std::string::npos)
+      << why;
+}
+
 TEST(Dataset, EmptyInputAndTooShortSplitAreErrors) {
   testing::TempDir dir;
   std::ofstream(dir / "empty.txt").close();
@@ -91,6 +109,32 @@ TEST(TokenLoader, TargetsAreShiftedInputsAndStateRestoresTheStream) {
   EXPECT_TRUE(torch::equal(loader.next().x, next));
   EXPECT_THROW(TokenLoader(file, 1, 100, 0), InputError);  // 100 tokens: no window of 100 + 1
   EXPECT_THROW(loader.set_rng_state(torch::zeros({3}, torch::kUInt8)), InputError);
+}
+
+// A train.bin cut short while a run reads it (another program writing the
+// same folder in place): the next batch is a FileError naming the file and
+// both sizes. Read through the map, the pages past the new end would fault
+// (SIGBUS, the process gone).
+TEST(TokenLoader, AFileCutShortUnderTheRunIsAFileErrorNotACrash) {
+  testing::TempDir dir;
+  std::vector<uint16_t> ids(100000, 5);
+  std::ofstream(dir / "t.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(ids.data()), 200000);
+  TokenLoader loader(std::make_shared<const TokenFile>(dir / "t.bin"), 8, 64, 1);
+  EXPECT_EQ(loader.next().x.sum().item<int64_t>(), 8 * 64 * 5);
+  std::filesystem::resize_file(dir / "t.bin", 100);
+  std::string why;
+  for (int i = 0; i < 20 && why.empty(); ++i) {  // the first row past 50 tokens fails
+    try {
+      loader.next();
+    } catch (const FileError& e) {
+      why = e.what();
+    }
+  }
+  EXPECT_NE(why.find("token file '" + (dir / "t.bin") + "' was cut short while it was read: it "
+                     "held 200000 bytes when opened, 100 now"),
+            std::string::npos)
+      << why;
 }
 
 TEST(TokenLoader, OddByteCountIsAFileError) {

@@ -59,7 +59,7 @@ TEST(Prepare, StreamedPiecesGiveTheIdsOfTheWholeText) {
   testing::TempDir dir;
   const Tokenizer bpe = Tokenizer::gpt2();
   std::ofstream(dir / "hostile.txt", std::ios::binary) << hostile_text();
-  for (const std::string input : {std::string(GPT2_SHAKESPEARE), std::string(dir / "hostile.txt")}) {
+  for (const std::string& input : {std::string(GPT2_SHAKESPEARE), std::string(dir / "hostile.txt")}) {
     const std::string text = slurp(input);
     const size_t split = nanogpt_split(text, 0.1);
     const std::vector<int32_t> train = bpe.encode(std::string_view(text).substr(0, split));

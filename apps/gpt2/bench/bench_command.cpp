@@ -15,7 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "apps/gpt2/bench/bench_lookup.h"
 #include "apps/gpt2/bench/bench_products.h"
+#include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/bench/bench_train.h"
 #include "gpt2/runtime/runtime.h"
 #include "gpt2/error.h"
@@ -27,24 +29,6 @@
 
 namespace gpt2::app {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-template <class F>
-double time_s(F&& f) {
-  const auto start = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-struct Stats {
-  double median, min, max;
-};
-
-Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back()};
-}
 
 // Bytes/s at which `threads` threads read a 1 GiB buffer, far larger than
 // any cache here, each its own slice, median of 5: the rate the weights can
@@ -244,6 +228,7 @@ void add_bench_command(CLI::App& app, int* rc) {
   g->callback([gen, rc] { *rc = run_bench_generate(*gen, std::cout); });
   add_bench_train_command(*bench, rc);
   add_bench_products_command(*bench, rc);
+  add_bench_lookup_command(*bench, rc);
   auto load_paths = std::make_shared<std::vector<std::string>>();
   auto load_repeats = std::make_shared<int>(5);
   auto load_no_peer = std::make_shared<bool>(false);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/common/train_presets.h"
 #include "gpt2/model/kernels/matmul.h"
 #include "gpt2/runtime/runtime.h"
@@ -25,10 +26,6 @@ struct Shape {
   int64_t in, out, per_step;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Seconds for y = linear(x, w, b) and its backward (dx, dw, db) on `backend`.
 double linear_step(MatmulBackend backend, const Shape& s, int64_t rows) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpt2/runtime/runtime.h"
+#include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/common/train_presets.h"
 #include "apps/bench/step_phases.h"
 #include "gpt2/error.h"
@@ -33,10 +34,6 @@ using Clock = std::chrono::steady_clock;
 using Phases = std::map<std::string, double>;  // phase -> median seconds
 const char* const kPhases[] = {"zero_grad", "forward", "backward", "clip", "optimizer", "total"};
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 double max_rss_bytes() {
   struct rusage usage {};

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "gpt2/error.h"
+
 namespace gpt2::app {
 namespace {
 
@@ -61,6 +63,20 @@ std::vector<CLI::Option*> add_field_flags(CLI::App& app, const std::vector<FlagS
             ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast));
   }
   return added;
+}
+
+CLI::Option* add_integer_flag(CLI::App& app, const std::string& name, uint64_t& value,
+                              const std::string& help) {
+  CLI::Option* option = app.add_option_function<std::string>(
+      name,
+      [&value, name](const std::string& text) {
+        if (!parse_field(text, value)) {
+          throw ConfigError(fmt::format("{} must be {}, got '{}'", name, field_form(value), text));
+        }
+      },
+      help);
+  option->default_str(std::to_string(value))->type_name("UINT");
+  return option;
 }
 
 }  // namespace gpt2::app

@@ -6,6 +6,7 @@
 
 #include <CLI/App.hpp>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -83,5 +84,12 @@ std::vector<CLI::Option*> add_field_flags(CLI::App& app, const std::vector<FlagS
                                           FieldFlags& into,
                                           const std::vector<std::string>& skip = {},
                                           const std::map<std::string, std::string>& default_notes = {});
+
+/// A flag of one integer outside any field table (`generate --seed`), read
+/// by the fields' parser rather than CLI11's, which wraps "-5" into an
+/// unsigned seed and clamps some values past the type: text it does not take
+/// whole is a ConfigError `--seed must be an integer in [0, 2^64), got '-5'`.
+CLI::Option* add_integer_flag(CLI::App& app, const std::string& name, uint64_t& value,
+                              const std::string& help);
 
 }  // namespace gpt2::app

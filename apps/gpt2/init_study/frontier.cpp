@@ -18,6 +18,7 @@
 #include "apps/gpt2/init_study/frontier_report.h"
 #include "apps/gpt2/init_study/frontier_run.h"
 #include "gpt2/error.h"
+#include "gpt2/file/output_dir.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/train/dataset.h"
 
@@ -164,7 +165,8 @@ std::vector<FrontierRun> run_frontier(const FrontierGrid& g, std::ostream& out) 
   // Given data is read before OUT is made, so a wrong --data leaves nothing behind.
   if (!g.data.empty()) read_dataset_meta(g.data);
   const std::filesystem::path dir(g.out);
-  std::filesystem::create_directories(dir);
+  make_output_dir(g.out, "study folder (--out)");
+  const FolderLock lock(g.out);  // one grid at a time appends to its CSV
   const std::string data =
       g.data.empty() ? prepare_shipped_corpus((dir / "data-char").string(), "char", out) : g.data;
   const int64_t vocab = read_dataset_meta(data).vocab_size;

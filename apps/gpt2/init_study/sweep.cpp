@@ -12,7 +12,9 @@
 #include <tuple>
 
 #include "apps/gpt2/init_study/sweep_plot.h"
+#include "apps/gpt2/common/field_flags.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/file/output_dir.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2::app {
@@ -48,6 +50,7 @@ InitProfile profile_at_init(const GPTConfig& config, int64_t batch, int64_t seq,
 }
 
 std::vector<InitProfile> run_sweep(const SweepFlags& f, std::ostream& out) {
+  make_output_dir(f.out, "study folder (--out)");  // before the sweep's minutes
   std::vector<InitProfile> profiles;
   fmt::print(out, "sweep     n_embd {}, n_head {}, vocab {}, batch {} x {} random tokens, seed {}\n",
              f.n_embd, f.n_head, f.vocab_size, f.batch, f.seq, f.seed);
@@ -74,7 +77,6 @@ std::vector<InitProfile> run_sweep(const SweepFlags& f, std::ostream& out) {
                  p.residual_std[i], p.block_grad_norm[i]);
     }
   }
-  std::filesystem::create_directories(f.out);
   const std::string path = (std::filesystem::path(f.out) / "init_sweep.csv").string();
   write_atomically(path, [&csv](std::ostream& file) { file << csv.str(); });
   fmt::print(out, "wrote     {} (one row per scheme, depth and block)\n", path);
@@ -99,7 +101,7 @@ void add_sweep_command(CLI::App& study, int* rc) {
       ->check(CLI::Range(int64_t{1}, int64_t{1 << 16}))->capture_default_str();
   sweep->add_option("--n-head", f->n_head, "Heads")
       ->check(CLI::Range(int64_t{1}, int64_t{1 << 12}))->capture_default_str();
-  sweep->add_option("--seed", f->seed, "Seed of the init and the tokens")->capture_default_str();
+  add_integer_flag(*sweep, "--seed", f->seed, "Seed of the init and the tokens");
   sweep->add_option("--out", f->out, "Folder for init_sweep.csv")->capture_default_str();
   sweep->callback([f, rc] {
     run_sweep(*f, std::cout);

@@ -116,7 +116,7 @@ void add_inspect_command(CLI::App& app, int* rc) {
   CLI::Option* checkpoint = cmd->add_option(
       "--checkpoint", flags->checkpoint,
       "Inspect this checkpoint: its tie, and the init checks on a fresh model of its config");
-  checkpoint->check(CLI::ExistingFile)->excludes(save);
+  checkpoint->check(CLI::ExistingPath)->excludes(save);
   for (CLI::Option* option : model_options) checkpoint->excludes(option);
   cmd->callback([flags, rc] { *rc = run_inspect(*flags, std::cout); });
 }

@@ -22,6 +22,7 @@
 #include "apps/gpt2/common/train_presets.h"
 #include "apps/gpt2/train/train_ranks.h"
 #include "gpt2/error.h"
+#include "gpt2/file/output_dir.h"
 #include "gpt2/generate/generate.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/model_source.h"
@@ -107,13 +108,22 @@ int run_train(const TrainFlags& flags) {
   } else {
     // The shipped corpus in the tokenizer of the model to fine-tune.
     const bool bpe = pretrained && pretrained->model.vocab_size() >= GPTConfig().vocab_size();
+    // The shipped corpus is prepared into OUT: its folder is checked first.
+    if (lead && flags.data.empty()) make_output_dir(flags.out, "run folder (--out)");
     data = data_dir(flags, pretrained ? (bpe ? "gpt2" : "char") : preset.tokenizer, dp.get());
   }
   const DatasetMeta meta = read_dataset_meta(data);
   const RunConfig run = resolve_run_config(preset, flags.model, flags.train, meta, data,
                                            saved ? &*saved : nullptr,
                                            pretrained ? &*pretrained : nullptr);
-  if (lead) std::filesystem::create_directories(flags.out);  // bad flags are refused before
+  // Bad flags are refused before OUT is made. Rank 0 then holds it for the
+  // whole run: a second trainer given the same --out is refused instead of
+  // writing between this one's files.
+  std::optional<FolderLock> lock;
+  if (lead) {
+    make_output_dir(flags.out, "run folder (--out)");
+    lock.emplace(flags.out);
+  }
   std::unique_ptr<Trainer> trainer;
   if (c) {
     trainer = std::make_unique<Trainer>(c->model, run.train, data, dp);
@@ -198,11 +208,23 @@ int run_train(const TrainFlags& flags) {
     fmt::print("sample    {} tokens, temperature 0.8, top-k 200, from \"{}\":\n", n,
                meta.tokenizer == "char" ? "\\n" : "<|endoftext|>");
     const bool stream = meta.tokenizer == "char";
-    const auto ids = generate(*t.model, {{codec.start_token}}, options, [&](size_t, int64_t id) {
-      if (stream) fmt::print("{}", codec.decode({static_cast<int32_t>(id)}));
-      std::fflush(stdout);
-    });
-    if (!stream) fmt::print("{}", codec.decode(std::vector<int32_t>(ids[0].begin(), ids[0].end())));
+    // A stop signal during the sample ends it (the checkpoint is written):
+    // the callback cannot return early, so it throws out of generate().
+    struct Stopped {};
+    std::vector<int32_t> ids;
+    try {
+      generate(*t.model, {{codec.start_token}}, options, [&](size_t, int64_t id) {
+        if (stop_on_signal.stop()->load()) throw Stopped{};
+        ids.push_back(static_cast<int32_t>(id));
+        if (stream) fmt::print("{}", codec.decode({static_cast<int32_t>(id)}));
+        std::fflush(stdout);
+      });
+    } catch (const Stopped&) {
+      if (!stream) fmt::print("{}", codec.decode(ids));
+      fmt::print("\nstopped   by a signal during the sample; checkpoint {} is whole\n", ckpt);
+      return 0;
+    }
+    if (!stream) fmt::print("{}", codec.decode(ids));
     fmt::print("\n");
   }
   return 0;

@@ -56,6 +56,16 @@ BatchSources open_batch_sources(const std::string& dir, int64_t batch_size, int6
   if (data_layout(dir) == DataLayout::kNanoGPT) {
     auto train = std::make_shared<const TokenFile>(dir + "/train.bin");
     auto val = std::make_shared<const TokenFile>(dir + "/val.bin");
+    // The splits and meta.json are one unit: counts that differ mean files
+    // of two preparations (one was interrupted, or a file was copied in).
+    const DatasetMeta meta = read_dataset_meta(dir);
+    for (const auto& [file, count] : {std::pair{train, meta.train_tokens}, {val, meta.val_tokens}}) {
+      if (file->size() != count) {
+        throw FileError(fmt::format("'{}' does not belong with its meta.json: it holds {} tokens, "
+                                    "meta.json says {}; prepare '{}' again", file->path(),
+                                    file->size(), count, dir));
+      }
+    }
     s.train = std::make_unique<TokenLoader>(train, batch_size, block_size, seed);
     s.eval_train = std::make_unique<TokenLoader>(train, batch_size, block_size, eval_train_seed);
     s.eval_val = std::make_unique<TokenLoader>(val, batch_size, block_size, eval_val_seed);

@@ -17,6 +17,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/file/output_dir.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/text/char_tokenizer.h"
 #include "gpt2/text/tokenizer.h"
@@ -232,13 +233,12 @@ DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::s
     throw InputError(fmt::format("no text to prepare: the input ({}) is empty",
                                  inputs.empty() ? "no files" : fmt::format("'{}'", fmt::join(inputs, "', '"))));
   }
+  const bool made = make_output_dir(dir, "dataset folder");
   std::error_code ec;
-  const bool existed = std::filesystem::exists(dir, ec);
-  std::filesystem::create_directories(dir);
   try {
     return prepare_into(listed, dir, options);
   } catch (...) {
-    if (!existed) std::filesystem::remove(dir, ec);  // only if still empty
+    if (made) std::filesystem::remove(dir, ec);  // only if still empty
     throw;
   }
 }

@@ -14,7 +14,7 @@ namespace {
 class NanoGptSink : public TokenSink {
  public:
   NanoGptSink(const std::string& dir, double val_fraction, uint64_t train_bytes, uint64_t total)
-      : train_(dir + "/train.bin"), val_(dir + "/val.bin"), fraction_(val_fraction),
+      : meta_(dir + "/meta.json"), train_(dir + "/train.bin"), val_(dir + "/val.bin"), fraction_(val_fraction),
         train_bytes_(train_bytes), total_(total) {}
 
   void add(bool val, const std::vector<int32_t>& ids) override {
@@ -35,11 +35,16 @@ class NanoGptSink : public TokenSink {
     }
     meta.train_tokens = counts_[0];
     meta.val_tokens = counts_[1];
+    // One unit with meta.json, which is written after: the old one goes
+    // first, so a process killed between the renames leaves a folder the
+    // reader refuses (no meta.json), not new splits under an old alphabet.
+    remove_marker(meta_);
     train_.commit();
     val_.commit();
   }
 
  private:
+  std::string meta_;
   StagedFile train_, val_;
   double fraction_;
   uint64_t train_bytes_, total_;
