@@ -111,9 +111,13 @@ void wait_for(const c10::intrusive_ptr<c10d::Work>& work, const DataParallel& dp
   try {
     work->wait();
   } catch (const std::exception& e) {
+    // The peer: Gloo's message names an address at best.
+    const std::string peers = dp.world_size() == 2
+                                  ? fmt::format("the peer (rank {})", 1 - dp.rank())
+                                  : fmt::format("a peer (another of the {} ranks)", dp.world_size());
     throw DistributedError(fmt::format(
-        "rank {} of {}: {} failed: {}; a peer rank has died, or did not answer within the {} s "
-        "timeout", dp.rank(), dp.world_size(), what, first_line(e), dp.timeout().count() / 1000.0));
+        "rank {} of {}: {} failed: {}; {} has died, or did not answer within the {} s timeout",
+        dp.rank(), dp.world_size(), what, first_line(e), peers, dp.timeout().count() / 1000.0));
   }
 }
 
