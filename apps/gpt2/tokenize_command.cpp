@@ -21,8 +21,9 @@ namespace gpt2::app {
 namespace {
 
 std::string read_all(const std::string& path, std::istream& in) {
-  if (path == "-") return std::string(std::istreambuf_iterator<char>(in), {});
-  return read_file(path);
+  if (path != "-") return read_file(path);
+  if (&in == &std::cin) return read_stdin();  // the descriptor: its errors are errors
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 std::vector<int32_t> parse_ids(const std::string& text) {

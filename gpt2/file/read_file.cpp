@@ -81,6 +81,29 @@ std::string read_file(const std::string& path, std::string_view what, uint64_t m
   return bytes;
 }
 
+std::string read_stdin(uint64_t max_bytes) {
+  std::string bytes;
+  size_t done = 0;
+  for (;;) {
+    if (done == bytes.size()) bytes.resize(bytes.size() + 65536);
+    const ssize_t n = ::read(STDIN_FILENO, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      throw FileError(fmt::format("cannot read standard input: {}",
+                                  err == EBADF ? "it is closed (EBADF)" : errno_text(err)));
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+    if (done > max_bytes) {
+      throw FileError(fmt::format("cannot read standard input: it holds more than the {} bytes "
+                                  "allowed", max_bytes));
+    }
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
 void require_regular_file(const std::string& path) { const InputFile file(path); }
 
 }  // namespace gpt2

@@ -26,6 +26,13 @@ inline constexpr uint64_t kNoSizeLimit = std::numeric_limits<uint64_t>::max();
 std::string read_file(const std::string& path, std::string_view what = "",
                       uint64_t max_bytes = kNoSizeLimit);
 
+/// All of standard input, read in 64 KiB chunks up to `max_bytes`. Throws
+/// FileError `cannot read standard input: <reason>` when it is closed
+/// (EBADF), a folder (EISDIR), fails to read, or holds more than max_bytes:
+/// standard input is the one stream the readers take, and its errors are
+/// errors, never an empty input.
+std::string read_stdin(uint64_t max_bytes = kNoSizeLimit);
+
 /// Throws FileError naming `path` and the reason unless it is a regular
 /// file this process can open for reading: a missing file, a FIFO (which
 /// would block a reader forever), a device, a folder or a symbolic-link

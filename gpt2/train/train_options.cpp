@@ -26,6 +26,11 @@ void TrainOptions::validate() const {
   positive("batch_size", batch_size_);
   positive("grad_accum", grad_accum_);
   positive("max_steps", max_steps_);
+  // A bound a person can mean (10^9 steps is years at any speed here), so
+  // a count typed by mistake is named instead of starting a run.
+  if (max_steps_ > 1'000'000'000) {
+    throw ConfigError(fmt::format("max_steps must be at most 1000000000, got {}", max_steps_));
+  }
   positive("eval_interval", eval_interval_);
   positive("eval_steps", eval_steps_);
   positive("max_skips", max_skips_);

@@ -12,6 +12,7 @@
 #   data_fifo/ a prepared-data folder whose meta.json is a FIFO
 #   shards_bad/ a folder of llm.c shards whose train shard has magic 0
 #   shared/    a.safetensors (from ckpt.pt) beside a config.json that says n_head 1
+#   utf8.safetensors  a header whose one key is not UTF-8
 # plus every file of BAD_CHECKPOINTS (make_bad_checkpoints: half.pt, nan.pt,
 # torch_save.pt, code.pt). {empty} is an empty argument.
 # Usage: bad_input.sh GPT2 SMALL_CHECKPOINT SCRATCH_ROOT TABLE ROW_NAME BAD_CHECKPOINTS
@@ -37,7 +38,9 @@ cp "$checkpoint" "$dir/ckpt.pt" && cp "$bad_checkpoints"/* "$dir/" && printf 'he
   head -c 1032 /dev/zero >"$dir/shards_bad/x_train_000001.bin" &&
   head -c 1032 /dev/zero >"$dir/shards_bad/x_val_000000.bin" &&
   mkdir "$dir/shared" && "$gpt2" convert "$checkpoint" "$dir/shared/a.safetensors" >/dev/null &&
-  printf '{"n_head": 1}' >"$dir/shared/config.json" || exit 99
+  printf '{"n_head": 1}' >"$dir/shared/config.json" &&
+  printf '\072\000\000\000\000\000\000\000{"\377\376":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}   ' \
+    >"$dir/utf8.safetensors" || exit 99
 snapshot() { (cd "$dir" && find . -type f -print0 | sort -z | xargs -0 sha256sum; ls -A); }
 before=$(snapshot)
 args=()

@@ -131,6 +131,11 @@ void validate(const FrontierGrid& g) {
   require_positive(g.block_size, "--block-size");
   require_positive(g.batch_size, "--batch-size");
   require_positive(g.steps, "--steps");
+  // A bound a person can mean: a million steps of the smallest model is a
+  // day per run here, and the grid has hundreds.
+  if (g.steps > 1'000'000) {
+    throw ConfigError(fmt::format("--steps must be at most 1000000 per run, got {}", g.steps));
+  }
   require_positive(g.eval_interval, "--eval-interval");
   require_positive(g.eval_steps, "--eval-steps");
   if (g.warmup_steps < 0 || g.warmup_steps > g.steps) {

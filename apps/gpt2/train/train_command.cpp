@@ -75,6 +75,15 @@ int run_train(const TrainFlags& flags) {
   const bool lead = !dp || dp->rank() == 0;
   std::FILE* out = lead ? stdout : null_sink();
   if (!flags.data.empty()) read_dataset_meta(flags.data);  // bad data is refused before --out is made
+  {  // flag values that do not parse, and a recipe out of bounds, are refused
+     // before anything is written (resolve_run_config checks it all again)
+    GPTConfig config;
+    flags.model.fields.apply_to(config);
+    const bool finetune = !flags.init_from.empty() && !flags.model.preset_given;
+    TrainOptions options = train_preset(finetune ? "finetune" : flags.model.preset).train;
+    flags.train.apply_to(options);
+    if (!flags.resume) options.validate();
+  }
   const std::string ckpt = flags.out + "/ckpt.pt", log_path = flags.out + "/log.csv";
   // --init-from: the file is read (and refused) before anything is written.
   std::optional<LoadedModel> from_file;
