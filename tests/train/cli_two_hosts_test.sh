@@ -8,7 +8,7 @@
 #        same weights.
 # kill | stop | cut: once rank 0 has checkpointed, rank 1 is killed
 #        (SIGKILL), stopped (SIGSTOP), or the link between the hosts is cut
-#        (ip link set down). Rank 0's worker ends within 30 s (the 5 s
+#        (ip link set down). Rank 0's worker ends within 30 s (the 3 s
 #        --dist-timeout and a margin) with its error naming the collective
 #        that failed and the peer, and its last checkpoint loads; after the
 #        cut, rank 1 ends the same way.
@@ -44,7 +44,7 @@ host() {  # host RANK NAMESPACE: one torchrun agent and its worker, in its own f
   (cd h$1 && ip netns exec "$2" env GLOO_SOCKET_IFNAME="${2}e" timeout 120 \
      /usr/bin/torchrun --nnodes 2 --node_rank $1 --nproc_per_node 1 --master_addr $master \
      --master_port $port --redirects 1 --tee 1 --no_python \
-     "$gpt2" train $tiny $extra --data "$data" --out o --max-steps $steps --dist-timeout 5 \
+     "$gpt2" train $tiny $extra --data "$data" --out o --max-steps $steps --dist-timeout 3 \
      >../h$1.txt 2>&1; echo $? >../rc$1) &
 }
 host 0 "$a"
