@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "apps/gpt2/train/closing_sample.h"
 #include "apps/gpt2/train/launch.h"
 #include "apps/gpt2/train/run_config.h"
 #include "apps/gpt2/plot/loss_plot.h"
@@ -23,7 +24,6 @@
 #include "apps/gpt2/train/train_ranks.h"
 #include "gpt2/error.h"
 #include "gpt2/file/output_dir.h"
-#include "gpt2/generate/generate.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/train/dataset.h"
@@ -209,33 +209,7 @@ int run_train(const TrainFlags& flags) {
     return 0;
   }
   const int64_t n = flags.sample_tokens >= 0 ? flags.sample_tokens : preset.sample_tokens;
-  if (n > 0) {
-    // nanoGPT's sample.py settings; the text is streamed as it is sampled
-    // (a GPT-2 token may end mid-character, so BPE text is printed whole).
-    const TextCodec codec = text_codec(meta);
-    const auto options = SamplingOptions().max_new_tokens(n).temperature(0.8).top_k(200).seed(o.seed());
-    fmt::print("sample    {} tokens, temperature 0.8, top-k 200, from \"{}\":\n", n,
-               meta.tokenizer == "char" ? "\\n" : "<|endoftext|>");
-    const bool stream = meta.tokenizer == "char";
-    // A stop signal during the sample ends it (the checkpoint is written):
-    // the callback cannot return early, so it throws out of generate().
-    struct Stopped {};
-    std::vector<int32_t> ids;
-    try {
-      generate(*t.model, {{codec.start_token}}, options, [&](size_t, int64_t id) {
-        if (stop_on_signal.stop()->load()) throw Stopped{};
-        ids.push_back(static_cast<int32_t>(id));
-        if (stream) fmt::print("{}", codec.decode({static_cast<int32_t>(id)}));
-        std::fflush(stdout);
-      });
-    } catch (const Stopped&) {
-      if (!stream) fmt::print("{}", codec.decode(ids));
-      fmt::print("\nstopped   by a signal during the sample; checkpoint {} is whole\n", ckpt);
-      return 0;
-    }
-    if (!stream) fmt::print("{}", codec.decode(ids));
-    fmt::print("\n");
-  }
+  if (n > 0) print_closing_sample(*t.model, meta, n, o.seed(), *stop_on_signal.stop(), ckpt);
   return 0;
 }
 
