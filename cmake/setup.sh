@@ -15,7 +15,7 @@ esac
 
 packages="cmake ninja-build g++ libtorch-dev libfmt-dev libgtest-dev libgmock-dev
 libcli11-dev libopenblas0-pthread python3-torch libpcre2-dev nlohmann-json3-dev libssl-dev
-pkg-config libplplot-dev zlib1g-dev libdeflate-dev libzip-dev clang-14 libclang-rt-14-dev libgloo-dev libdnnl-dev
+pkg-config libplplot-dev zlib1g-dev libdeflate-dev libzip-dev clang-14 libclang-rt-14-dev libomp-14-dev libgloo-dev libdnnl-dev
 ocl-icd-opencl-dev libcpp-httplib-dev curl iproute2"
 
 missing=""

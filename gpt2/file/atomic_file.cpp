@@ -151,6 +151,7 @@ void StagedFile::open_fd() {
   if (fd_ >= 0) return;
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd_ < 0) throw error(fmt::format("open {}: {}", tmp_, reason(errno)));
+  synced_ = false;
 }
 
 void StagedFile::append(const void* data, size_t bytes) {
@@ -172,8 +173,9 @@ void StagedFile::write_at(uint64_t offset, const void* data, size_t bytes) {
   }
 }
 
-void StagedFile::commit() {
-  if (committed_) throw error("committed twice");
+void StagedFile::close() {
+  if (committed_) throw error("closed after its commit");
+  if (synced_ && fd_ < 0) return;
   try {
     if (fd_ >= 0) {
       const int closed = ::close(fd_);
@@ -183,6 +185,16 @@ void StagedFile::commit() {
     step_done("written");
     fsync_path(tmp_, O_RDONLY);
     step_done("synced");
+  } catch (const std::exception& e) {
+    throw error(e.what());
+  }
+  synced_ = true;
+}
+
+void StagedFile::commit() {
+  if (committed_) throw error("committed twice");
+  close();
+  try {
     std::filesystem::rename(tmp_, target_);
   } catch (const std::exception& e) {
     throw error(e.what());

@@ -41,6 +41,10 @@ class StagedFile {
   void write_at(uint64_t offset, const void* data, std::size_t bytes);
   /// Bytes appended.
   uint64_t size() const { return size_; }
+  /// Closes and fsyncs the temporary, which stays staged (and removed if
+  /// never committed): for writers that stage many files, one open at a
+  /// time, and rename them together at the end (a dataset's shards).
+  void close();
   /// Closes, fsyncs and renames the temporary over `path`.
   void commit();
 
@@ -55,6 +59,7 @@ class StagedFile {
   std::unique_ptr<detail::RemoveOnSignal> remove_on_signal_;
   int fd_ = -1;
   uint64_t size_ = 0;
+  bool synced_ = false;
   bool committed_ = false;
 };
 

@@ -1,7 +1,6 @@
 #include "gpt2/model/config.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <c10/util/Exception.h>
 
@@ -9,6 +8,7 @@
 #include <limits>
 
 #include "gpt2/error.h"
+#include "gpt2/model/memory_limit.h"
 
 namespace gpt2 {
 namespace {
@@ -100,13 +100,12 @@ int64_t GPTConfig::num_parameters(bool non_embedding) const {
 
 void check_fits_in_memory(const GPTConfig& config, int64_t bytes_per_parameter) {
   const double need = static_cast<double>(config.num_parameters()) * bytes_per_parameter;
-  const double have =
-      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-  if (have > 0 && need > have) {
+  const MemoryLimit have = usable_memory();
+  if (have.bytes > 0 && need > have.bytes) {
     throw ConfigError(fmt::format(
-        "the model's {} parameters need {:.1f} GB at {} bytes each, more than this machine's "
-        "{:.1f} GB of memory", config.num_parameters(), need / 1e9, bytes_per_parameter,
-        have / 1e9));
+        "the model's {} parameters need {:.1f} GB at {} bytes each, more than the {:.1f} GB "
+        "this process may use ({})", config.num_parameters(), need / 1e9, bytes_per_parameter,
+        have.bytes / 1e9, have.source));
   }
 }
 

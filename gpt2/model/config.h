@@ -100,8 +100,9 @@ template <>
 const std::vector<std::pair<ResidualScale, std::string>>& names<ResidualScale>();
 
 /// Throws ConfigError with the byte counts when config's parameters, at
-/// `bytes_per_parameter` each, need more than the machine's physical
-/// memory: a size typo fails at once instead of when memory runs out.
+/// `bytes_per_parameter` each, need more than this process may use
+/// (usable_memory(): physical memory or a lower cgroup limit, named in the
+/// message): a size typo fails at once instead of when memory runs out.
 void check_fits_in_memory(const GPTConfig& config, int64_t bytes_per_parameter = 4);
 
 /// "tanh" / "exact".

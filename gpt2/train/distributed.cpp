@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <new>
 
 namespace gpt2 {
 namespace {
@@ -24,6 +25,25 @@ double seconds_since(Clock::time_point start) {
 std::string first_line(const std::exception& e) {
   const std::string what = e.what();
   return what.substr(0, what.find('\n'));
+}
+
+// A reply no rendezvous store sends: a length beyond memory (the store client
+// allocates what the peer announced, so a stranger's bytes become bad_alloc)
+// or an answer of the wrong kind. Worded to point at the port, the likely cause.
+bool is_stranger_reply(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;
+  const std::string what = first_line(e);
+  return what.find("response is expected") != std::string::npos;
+}
+
+std::string stranger(const DistEnv& env, const std::exception& e) {
+  return fmt::format("the program at {}:{} answered as no rendezvous store does ({}): is another "
+                     "program listening on MASTER_PORT {}? choose a free port for rank 0",
+                     env.master_addr, env.master_port,
+                     dynamic_cast<const std::bad_alloc*>(&e) != nullptr
+                         ? "a length larger than memory"
+                         : first_line(e),
+                     env.master_port);
 }
 
 std::string where(const DistEnv& env) {
@@ -74,7 +94,9 @@ DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout
     const double waited = seconds_since(start);
     const bool timed_out = waited >= 0.9 * static_cast<double>(timeout.count()) / 1e3;
     std::string why;
-    if (o.isServer && !timed_out) {
+    if (!o.isServer && is_stranger_reply(e)) {
+      why = stranger(env, e);
+    } else if (o.isServer && !timed_out) {
       why = fmt::format("cannot serve the rendezvous store on port {} (is another program on it? "
                         "choose another MASTER_PORT)", env.master_port);
     } else if (o.isServer) {
@@ -93,6 +115,9 @@ DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout
     group_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
         group_->store, static_cast<int>(env.rank), static_cast<int>(env.world_size), options);
   } catch (const std::exception& e) {
+    if (is_stranger_reply(e)) {
+      throw DistributedError(fmt::format("{}: {}", where(env), stranger(env, e)));
+    }
     throw DistributedError(fmt::format(
         "{}: the Gloo process group of {} ranks did not form within {} s (did every rank start, "
         "with the same MASTER_ADDR and MASTER_PORT?): {}",

@@ -6,10 +6,13 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
 
 #include "gpt2/error.h"
+#include "gpt2/file/atomic_write_fault.h"
 #include "gpt2/text/tokenizer.h"
+#include "gpt2/train/data/data_folder.h"
 #include "gpt2/train/data/shard_file.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/token_loader.h"
@@ -121,6 +124,50 @@ TEST(Prepare, LlmcShardsAreFinewebsLayout) {
   o.shard_tokens = 12;
   EXPECT_EQ(prepare_dataset({dir / "a.txt", dir / "b.txt"}, dir / "s", o).shards, (n + 11) / 12);
   EXPECT_FALSE(std::filesystem::exists(dir / "s/" + shard_name("tiny", "train", (n + 11) / 12)));
+}
+
+// A shard set and its meta.json are one unit: a preparation that fails after
+// some shards are written leaves the old set whole and no temporary, and a
+// shard that does not belong (copied in, or left by another preparation) is
+// refused by name when the folder is opened.
+TEST(Prepare, LlmcShardsAreOneUnitWithTheirMetaJson) {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "Words of a document, line " + std::to_string(i) + ".\n";
+  std::ofstream(dir / "a.txt") << text;
+  PrepareOptions o;
+  o.format = "llmc";
+  o.shard_tokens = 64;
+  o.shard_name = "u";
+  const DatasetMeta first = prepare_dataset({dir / "a.txt"}, dir / "s", o);
+  ASSERT_GE(first.shards, 4);
+  std::map<std::string, std::string> before;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "s")) {
+    before[entry.path().filename().string()] = slurp(entry.path().string());
+  }
+
+  // Fail the third shard's sync: two new shards are staged by then.
+  o.shard_tokens = 48;
+  int synced = 0;
+  detail::atomic_write_fault = [&](std::string_view step) {
+    if (step == "synced" && ++synced == 3) throw std::runtime_error("injected: disk gone");
+  };
+  EXPECT_THROW(prepare_dataset({dir / "a.txt"}, dir / "s", o), FileError);
+  detail::atomic_write_fault = nullptr;
+  std::map<std::string, std::string> after;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "s")) {
+    after[entry.path().filename().string()] = slurp(entry.path().string());
+  }
+  EXPECT_EQ(after, before) << "the old set changed, or a temporary was left";
+  EXPECT_NO_THROW(open_batch_sources(dir / "s", 1, 8, 50257, 1, 2, 3));
+
+  // A shard beyond meta.json's count: refused, naming the folder and counts.
+  std::filesystem::copy_file(dir / "s/" + shard_name("u", "train", 1),
+                             dir / "s/" + shard_name("u", "train", first.shards));
+  const std::string why =
+      testing::file_error_of([&] { open_batch_sources(dir / "s", 1, 8, 50257, 1, 2, 3); });
+  EXPECT_NE(why.find("do not belong with its meta.json: " + std::to_string(first.shards + 1) +
+                     " shards"), std::string::npos) << why;
 }
 
 TEST(Prepare, FolderInputIsItsFilesInNameOrder) {

@@ -52,14 +52,15 @@ void plot_frontier_loss(const std::vector<FrontierPoint>& points, const std::str
   if (points.empty()) x_lo = -4, x_hi = -1, y_lo = 0, y_hi = 1;
   const double pad = std::max(0.04 * (y_hi - y_lo), 0.02);
   const size_t panels = std::max<size_t>(1, depths.size());
-  const double page = 260 + 340 * static_cast<double>(panels);
+  // Margins: 110 px for the y axis's numbers and label, 240 for the legend.
+  const double page = 350 + 340 * static_cast<double>(panels);
   const std::string geometry = fmt::format("{}x560", page);
   draw_svg(path, geometry.c_str(), scheme_colors(), [&] {
     pladv(0);
     plschr(0, 0.8);
     size_t i = 0;
     for (int64_t depth : depths) {
-      panel_viewport(i, panels, 80 / page, 1 - 180 / page, 30 / page);
+      panel_viewport(i, panels, 110 / page, 1 - 240 / page, 30 / page);
       plwind(x_lo - 0.25, x_hi + 0.25, y_lo - pad, y_hi + pad);
       plcol0(kInk);
       plwidth(1);

@@ -72,6 +72,22 @@ BatchSources open_batch_sources(const std::string& dir, int64_t batch_size, int6
     return s;
   }
   const auto train = open_shards(dir, "train"), val = open_shards(dir, "val");
+  // Shards that `gpt2 prepare` wrote are one unit with their meta.json (a
+  // folder of llm.c's own shards has none): a count or total that differs
+  // means shards of two preparations, or one copied in.
+  if (exists(dir + "/meta.json")) {
+    const DatasetMeta meta = read_dataset_meta(dir);
+    int64_t train_tokens = 0, val_tokens = 0;
+    for (const auto& shard : train) train_tokens += shard->size();
+    for (const auto& shard : val) val_tokens += shard->size();
+    const auto shards = static_cast<int64_t>(train.size() + val.size());
+    if (shards != meta.shards || train_tokens != meta.train_tokens || val_tokens != meta.val_tokens) {
+      throw FileError(fmt::format(
+          "the shards in '{}' do not belong with its meta.json: {} shards of {} train and {} val "
+          "tokens, meta.json says {} of {} and {}; prepare '{}' again", dir, shards, train_tokens,
+          val_tokens, meta.shards, meta.train_tokens, meta.val_tokens, dir));
+    }
+  }
   s.train = std::make_unique<ShardLoader>(train, batch_size, block_size, seed, true, vocab_size);
   s.eval_train = std::make_unique<ShardLoader>(train, batch_size, block_size, eval_train_seed,
                                                false, vocab_size);

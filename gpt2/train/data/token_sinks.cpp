@@ -51,6 +51,12 @@ class NanoGptSink : public TokenSink {
   int64_t counts_[2] = {0, 0};
 };
 
+// The shards are one unit with meta.json: each is staged (written, closed
+// and synced under a temporary name) as it fills, one open at a time, and
+// none is renamed into place until the last is written. A failure or a
+// signal before that leaves the old set whole and no temporary; then the
+// old meta.json goes, the shards are renamed in, an earlier set's surplus
+// shards are removed, and prepare_dataset writes the new meta.json.
 class ShardSink : public TokenSink {
  public:
   ShardSink(const std::string& dir, const std::string& name, int64_t shard_tokens)
@@ -73,7 +79,6 @@ class ShardSink : public TokenSink {
       (index_ == 0 ? val_ : train_) += static_cast<int64_t>(take);
       if (in_shard_ == shard_tokens_) close_shard();
     }
-    if (train_ >= 2 && waiting_val_) std::exchange(waiting_val_, nullptr)->commit();
   }
 
   void finish(DatasetMeta& meta) override {
@@ -84,8 +89,10 @@ class ShardSink : public TokenSink {
                                    "of the {} tokens: give more text or a smaller --shard-tokens",
                                    train_, shard_tokens_, val_ + train_));
     }
-    if (waiting_val_) std::exchange(waiting_val_, nullptr)->commit();
-    for (int64_t i = index_;; ++i) {  // an earlier run's shards past the last: stale
+    remove_marker(dir_ + "/meta.json");
+    for (auto& shard : staged_) shard->commit();
+    staged_.clear();
+    for (int64_t i = index_;; ++i) {  // an earlier set's shards past the last: stale
       std::error_code ec;
       if (!std::filesystem::remove(path(i), ec)) break;
     }
@@ -102,19 +109,16 @@ class ShardSink : public TokenSink {
   void close_shard() {
     const std::vector<int32_t> header = shard_header(in_shard_);
     current_->write_at(0, header.data(), header.size() * 4);
-    if (index_ == 0) {
-      waiting_val_ = std::move(current_);
-    } else {
-      current_->commit();
-      current_.reset();
-    }
+    current_->close();
+    staged_.push_back(std::move(current_));
     ++index_;
     in_shard_ = 0;
   }
 
   std::string dir_, name_;
   int64_t shard_tokens_;
-  std::unique_ptr<StagedFile> current_, waiting_val_;
+  std::unique_ptr<StagedFile> current_;
+  std::vector<std::unique_ptr<StagedFile>> staged_;  // closed, renamed in by finish()
   int64_t index_ = 0, in_shard_ = 0, val_ = 0, train_ = 0;
 };
 

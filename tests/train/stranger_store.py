@@ -1,0 +1,80 @@
+"""A program on MASTER_PORT that is not a rendezvous store, for cli_stranger_test.sh.
+
+    python3 stranger_store.py PORT_FILE huge|garbage
+
+Listens on a free loopback port (written to PORT_FILE) and answers a store
+client's queries as a stranger might:
+  huge:    as a store would, until the client asks for a value (GET); then it
+           announces a value of 2^40 bytes, more than the machine's memory.
+  garbage: 64 KiB of 0xff to whatever arrives.
+The messages are c10d's TCPStore wire format (LibTorch 1.13: a query
+byte, 0 SET, 2 GET, 3 ADD, 5 WAIT, then its strings), read from what its
+client sends.
+"""
+import os
+import socket
+import struct
+import sys
+import threading
+
+port_file, mode = sys.argv[1], sys.argv[2]
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen(8)
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(server.getsockname()[1]))
+os.rename(port_file + ".tmp", port_file)
+
+
+class Stream:
+    """The client's bytes, read as c10d's messages: a query byte, then
+    strings and values as a uint64 length and bytes, counts as uint64."""
+
+    def __init__(self, conn):
+        self.conn, self.data = conn, b""
+
+    def take(self, n):
+        while len(self.data) < n:
+            more = self.conn.recv(65536)
+            if not more:
+                raise EOFError
+            self.data += more
+        out, self.data = self.data[:n], self.data[n:]
+        return out
+
+    def u64(self):
+        return struct.unpack("<Q", self.take(8))[0]
+
+    def string(self):
+        return self.take(self.u64())
+
+
+def serve(conn):
+    stream = Stream(conn)
+    try:
+        while True:
+            kind = stream.take(1)[0]
+            if mode == "garbage":
+                conn.sendall(b"\xff" * 65536)
+                continue
+            if kind == 0:    # SET key value: no answer
+                stream.string(), stream.string()
+            elif kind == 3:  # ADD key delta: the new count
+                stream.string(), stream.take(8)
+                conn.sendall(struct.pack("<q", 2))
+            elif kind == 5:  # WAIT n keys: stop waiting
+                for _ in range(stream.u64()):
+                    stream.string()
+                conn.sendall(b"\x00")
+            elif kind == 2:  # GET key: a length no store would send
+                stream.string()
+                conn.sendall(struct.pack("<Q", 1 << 40))
+            else:
+                return
+    except (OSError, EOFError):
+        pass
+
+
+while True:
+    c, _ = server.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
