@@ -35,7 +35,7 @@ void draw_scheme_legend() {
 void panel_viewport(size_t i, size_t panels, double left, double right, double gap) {
   const double width = (right - left - gap * static_cast<double>(panels - 1)) / panels;
   const double x0 = left + static_cast<double>(i) * (width + gap);
-  plvpor(x0, x0 + width, 0.13, 0.8);
+  plvpor(x0, x0 + width, 0.13, 0.76);  // below the title, subtitle and panel titles
 }
 
 }  // namespace
@@ -52,15 +52,15 @@ void plot_frontier_loss(const std::vector<FrontierPoint>& points, const std::str
   if (points.empty()) x_lo = -4, x_hi = -1, y_lo = 0, y_hi = 1;
   const double pad = std::max(0.04 * (y_hi - y_lo), 0.02);
   const size_t panels = std::max<size_t>(1, depths.size());
-  // Margins: 110 px for the y axis's numbers and label, 240 for the legend.
-  const double page = 350 + 340 * static_cast<double>(panels);
+  // Margins: 110 px for the y axis's numbers and label, 300 for the legend.
+  const double page = 410 + 340 * static_cast<double>(panels);
   const std::string geometry = fmt::format("{}x560", page);
   draw_svg(path, geometry.c_str(), scheme_colors(), [&] {
     pladv(0);
     plschr(0, 0.8);
     size_t i = 0;
     for (int64_t depth : depths) {
-      panel_viewport(i, panels, 110 / page, 1 - 240 / page, 30 / page);
+      panel_viewport(i, panels, 110 / page, 1 - 300 / page, 30 / page);
       plwind(x_lo - 0.25, x_hi + 0.25, y_lo - pad, y_hi + pad);
       plcol0(kInk);
       plwidth(1);
