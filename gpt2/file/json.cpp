@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <unordered_set>
 #include <vector>
 
@@ -79,7 +80,65 @@ class Checker : public nlohmann::json_sax<json> {
   int depth_ = 0;
 };
 
+// One flat object of integers, member by member.
+class IntegerObject : public nlohmann::json_sax<json> {
+ public:
+  std::vector<std::pair<std::string, int64_t>> members;
+
+  bool null() override { return refuse("null"); }
+  bool boolean(bool) override { return refuse("a boolean"); }
+  bool number_integer(number_integer_t value) override { return add(value); }
+  bool number_unsigned(number_unsigned_t value) override {
+    if (value > static_cast<number_unsigned_t>(INT64_MAX)) return refuse("an integer past 2^63");
+    return add(static_cast<int64_t>(value));
+  }
+  bool number_float(number_float_t, const string_t&) override { return refuse("a fraction"); }
+  bool string(string_t&) override { return refuse("a string"); }
+  bool binary(binary_t&) override { return refuse("binary data"); }
+  bool start_object(std::size_t) override {
+    if (started_) return refuse("an object");
+    started_ = true;
+    return true;
+  }
+  bool key(string_t& key) override {
+    key_ = std::move(key);
+    return true;
+  }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return refuse("an array"); }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    throw Refused{fmt::format("is not valid JSON: {}", without_id(e.what()))};
+  }
+
+ private:
+  bool add(int64_t value) {
+    if (!started_) throw Refused{"is not a JSON object"};
+    members.emplace_back(std::move(key_), value);
+    return true;
+  }
+  bool refuse(const char* found) {
+    if (!started_) throw Refused{"is not a JSON object"};
+    throw Refused{fmt::format("is not an object of integers: '{}' holds {}", key_, found)};
+  }
+  std::string key_;
+  bool started_ = false;
+};
+
 }  // namespace
+
+std::vector<std::pair<std::string, int64_t>> parse_json_integers(std::string_view text,
+                                                                 const std::string& what) {
+  try {
+    IntegerObject object;
+    json::sax_parse(text.begin(), text.end(), &object);
+    return std::move(object.members);
+  } catch (const Refused& r) {
+    throw FormatError(fmt::format("{} {}", what, r.reason));
+  } catch (const json::exception& e) {
+    throw FormatError(fmt::format("{} is not valid JSON: {}", what, without_id(e.what())));
+  }
+}
 
 json parse_json(std::string_view text, const std::string& what) {
   try {

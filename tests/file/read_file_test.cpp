@@ -106,5 +106,33 @@ TEST(ParseJson, DuplicateKeysAndSyntaxErrorsAreNamedWithoutNlohmannsId) {
   EXPECT_EQ(detail::parse_json(R"({"a": {"k": 1}, "b": {"k": 2}})", "x")["b"]["k"], 2);
 }
 
+TEST(ParseJson, IntegerObjectsAreReadInOrderAndAnythingElseIsNamed) {
+  using Members = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(detail::parse_json_integers(R"({"b": 2, "a": -1, "\u0120x": 9223372036854775807})", "e"),
+            (Members{{"b", 2}, {"a", -1}, {"\xC4\xA0x", INT64_MAX}}));
+  EXPECT_EQ(detail::parse_json_integers("{}", "e"), Members{});
+  EXPECT_EQ(detail::parse_json_integers(R"({"a": 1, "a": 2})", "e"), (Members{{"a", 1}, {"a", 2}}));
+  const auto why = [](const std::string& text) {
+    try {
+      detail::parse_json_integers(text, "encoder.json");
+      return std::string("no error");
+    } catch (const FormatError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(why(R"({"a": 1, "b": "x"})"), "encoder.json is not an object of integers: 'b' holds a string");
+  EXPECT_EQ(why(R"({"a": 1.5})"), "encoder.json is not an object of integers: 'a' holds a fraction");
+  EXPECT_EQ(why(R"({"a": {"b": 1}})"), "encoder.json is not an object of integers: 'a' holds an object");
+  EXPECT_EQ(why(R"({"a": [1]})"), "encoder.json is not an object of integers: 'a' holds an array");
+  EXPECT_EQ(why(R"({"a": 9223372036854775808})"),
+            "encoder.json is not an object of integers: 'a' holds an integer past 2^63");
+  EXPECT_EQ(why("[1, 2]"), "encoder.json is not a JSON object");
+  EXPECT_EQ(why("7"), "encoder.json is not a JSON object");
+  EXPECT_EQ(why(R"({"a": 1,})").rfind("encoder.json is not valid JSON: parse error at line 1", 0), 0u);
+  // Deep nesting stops at the first inner bracket, whatever its depth.
+  EXPECT_EQ(why("{\"a\": " + std::string(200000, '[')),
+            "encoder.json is not an object of integers: 'a' holds an array");
+}
+
 }  // namespace
 }  // namespace gpt2

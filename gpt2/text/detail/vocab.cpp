@@ -20,19 +20,16 @@ using IdMap = std::unordered_map<std::string_view, std::int32_t>;
 // too) from encoder.json: {"<byte symbols>": id, ...} with dense ids.
 void parse_encoder(const std::string& text, const std::string& where,
                    Vocab& vocab, IdMap& ids) {
-  const nlohmann::json json = detail::parse_json(text, where);
-  if (!json.is_object()) throw FileError(where + " is not a JSON object");
-  const auto n = static_cast<std::int64_t>(json.size());
-  vocab.token_bytes.assign(json.size(), std::string());
-  std::vector<bool> seen(json.size(), false);
-  for (const auto& [key, value] : json.items()) {
-    if (!value.is_number_integer() || value.get<std::int64_t>() < 0 ||
-        value.get<std::int64_t>() >= n) {
-      throw FileError(where + ": token \"" + key + "\" has id " +
-                      value.dump() + ", not an integer in [0, " +
-                      std::to_string(n) + ")");
+  const auto members = detail::parse_json_integers(text, where);
+  const auto n = static_cast<std::int64_t>(members.size());
+  vocab.token_bytes.assign(members.size(), std::string());
+  std::vector<bool> seen(members.size(), false);
+  for (const auto& [key, value] : members) {
+    if (value < 0 || value >= n) {
+      throw FileError(where + ": token \"" + key + "\" has id " + std::to_string(value) +
+                      ", not an integer in [0, " + std::to_string(n) + ")");
     }
-    const auto id = value.get<std::int32_t>();
+    const auto id = static_cast<std::int32_t>(value);
     if (seen[id]) {
       throw FileError(where + ": id " + std::to_string(id) +
                       " is given to two tokens, one of them \"" + key + "\"");
@@ -45,7 +42,7 @@ void parse_encoder(const std::string& text, const std::string& where,
     seen[id] = true;
     vocab.token_bytes[id] = std::move(*bytes);
   }
-  ids.reserve(json.size());
+  ids.reserve(members.size());
   for (std::int32_t id = 0; id < n; ++id) {
     const std::string& bytes = vocab.token_bytes[id];
     const auto [it, added] = ids.emplace(bytes, id);
