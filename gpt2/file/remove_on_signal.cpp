@@ -10,13 +10,21 @@
 namespace gpt2::detail {
 namespace {
 
-constexpr int kSlots = 16;
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 constexpr size_t kPathMax = 4096;
+constexpr int kSlotsPerBlock = 16;
 
-// Read by the handler, so plain arrays and lock-free atomics only.
-char paths[kSlots][kPathMax];
-std::atomic<bool> used[kSlots];
+// Read by the handler, so plain arrays and lock-free atomics only. The slots
+// come in blocks of 16, each allocated (under the mutex, never in the
+// handler) when the ones before are full and published whole through
+// `next`; blocks are never freed, so the handler can always walk them. A
+// writer that stages many files (a dataset's shards) has every one covered.
+struct Block {
+  char paths[kSlotsPerBlock][kPathMax];
+  std::atomic<bool> used[kSlotsPerBlock];
+  std::atomic<Block*> next{nullptr};
+};
+Block first_block;
 struct sigaction previous[sizeof(kSignals) / sizeof(kSignals[0])];
 
 std::mutex mutex;  // guards installing, restoring and claiming slots
@@ -42,8 +50,10 @@ void on_signal(int sig, siginfo_t* info, void* context) {
     prev.sa_handler(sig);
     return;
   }
-  for (int s = 0; s < kSlots; ++s) {
-    if (used[s].load()) ::unlink(paths[s]);
+  for (Block* b = &first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+    for (int s = 0; s < kSlotsPerBlock; ++s) {
+      if (b->used[s].load()) ::unlink(b->paths[s]);
+    }
   }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
@@ -54,15 +64,19 @@ void on_signal(int sig, siginfo_t* info, void* context) {
 RemoveOnSignal::RemoveOnSignal(const std::string& tmp_path) {
   std::lock_guard<std::mutex> lock(mutex);
   if (tmp_path.size() >= kPathMax) return;
-  for (int s = 0; s < kSlots; ++s) {
-    if (!used[s].load()) {
-      std::memcpy(paths[s], tmp_path.c_str(), tmp_path.size() + 1);
-      used[s].store(true);
-      slot_ = s;
-      break;
+  for (Block* b = &first_block; slot_ < 0; b = b->next.load()) {
+    for (int s = 0; s < kSlotsPerBlock; ++s) {
+      if (!b->used[s].load()) {
+        std::memcpy(b->paths[s], tmp_path.c_str(), tmp_path.size() + 1);
+        b->used[s].store(true);
+        block_ = b;
+        slot_ = s;
+        break;
+      }
     }
+    if (slot_ < 0 && b->next.load() == nullptr) b->next.store(new Block, std::memory_order_release);
   }
-  if (slot_ < 0 || active++ > 0) return;
+  if (active++ > 0) return;
   struct sigaction ours {};
   ours.sa_sigaction = on_signal;
   ours.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -75,7 +89,7 @@ RemoveOnSignal::RemoveOnSignal(const std::string& tmp_path) {
 RemoveOnSignal::~RemoveOnSignal() {
   std::lock_guard<std::mutex> lock(mutex);
   if (slot_ < 0) return;
-  used[slot_].store(false);
+  static_cast<Block*>(block_)->used[slot_].store(false);
   if (--active > 0) return;
   for (int i = 0; i < static_cast<int>(sizeof(kSignals) / sizeof(kSignals[0])); ++i) {
     ::sigaction(kSignals[i], &previous[i], nullptr);

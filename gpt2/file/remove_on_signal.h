@@ -11,7 +11,8 @@ namespace gpt2::detail {
 /// the default would. A handler the application installed runs instead and
 /// nothing is removed: it may let the save finish (a training loop that
 /// stops after the step). SIGKILL cannot be caught: write_atomically removes
-/// such leftovers at the next save of the same file. Up to 16 at once.
+/// such leftovers at the next save of the same file. Any number at once
+/// (a dataset's staged shards).
 class RemoveOnSignal {
  public:
   explicit RemoveOnSignal(const std::string& tmp_path);
@@ -20,6 +21,7 @@ class RemoveOnSignal {
   RemoveOnSignal& operator=(const RemoveOnSignal&) = delete;
 
  private:
+  void* block_ = nullptr;  // the slot's block (remove_on_signal.cpp)
   int slot_ = -1;
 };
 

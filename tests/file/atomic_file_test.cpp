@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "gpt2/error.h"
 #include "gpt2/io/checkpoint.h"
@@ -188,6 +189,40 @@ TEST(AtomicFile, SignalDuringSaveLeavesOldOrNewFileAndNoTemporary) {
   RecordProperty("killed", killed);
   RecordProperty("finished", finished);
   EXPECT_GT(killed, 10);  // the signal did land mid-save in many trials
+}
+
+// A writer that stages many files at once (a dataset's shards, each closed
+// and waiting for the rename at the end) has every temporary removed by a
+// SIGTERM, not only the first 16 (the signal handler's first block of slots).
+TEST(AtomicFile, SignalRemovesEveryStagedTemporaryHoweverMany) {
+  testing::TempDir dir;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    std::vector<std::unique_ptr<StagedFile>> staged;
+    for (int i = 0; i < 40; ++i) {
+      staged.push_back(std::make_unique<StagedFile>(dir / ("shard_" + std::to_string(i) + ".bin")));
+      staged.back()->append("x", 1);
+      staged.back()->close();
+    }
+    const char byte = 1;
+    if (::write(ready[1], &byte, 1) != 1) ::_exit(3);
+    ::pause();  // until the signal
+    ::_exit(4);
+  }
+  ASSERT_GT(child, 0);
+  ::close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  ::close(ready[0]);
+  EXPECT_EQ(dir.entries(), 40);  // all 40 staged
+  ::kill(child, SIGTERM);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_EQ(dir.entries(), 0) << "temporaries were left";
 }
 
 }  // namespace
