@@ -125,14 +125,11 @@ class IntegerObject : public nlohmann::json_sax<json> {
   bool started_ = false;
 };
 
-}  // namespace
-
-std::vector<std::pair<std::string, int64_t>> parse_json_integers(std::string_view text,
-                                                                 const std::string& what) {
+// `parse()`, with a refusal or nlohmann's error as a FormatError naming `what`.
+template <class Parse>
+auto as_format_errors(const std::string& what, Parse parse) {
   try {
-    IntegerObject object;
-    json::sax_parse(text.begin(), text.end(), &object);
-    return std::move(object.members);
+    return parse();
   } catch (const Refused& r) {
     throw FormatError(fmt::format("{} {}", what, r.reason));
   } catch (const json::exception& e) {
@@ -140,16 +137,23 @@ std::vector<std::pair<std::string, int64_t>> parse_json_integers(std::string_vie
   }
 }
 
+}  // namespace
+
+std::vector<std::pair<std::string, int64_t>> parse_json_integers(std::string_view text,
+                                                                 const std::string& what) {
+  return as_format_errors(what, [&] {
+    IntegerObject object;
+    json::sax_parse(text.begin(), text.end(), &object);
+    return std::move(object.members);
+  });
+}
+
 json parse_json(std::string_view text, const std::string& what) {
-  try {
+  return as_format_errors(what, [&] {
     Checker checker;
     json::sax_parse(text.begin(), text.end(), &checker);
     return json::parse(text.begin(), text.end());  // checked: shallow, no repeated key
-  } catch (const Refused& r) {
-    throw FormatError(fmt::format("{} {}", what, r.reason));
-  } catch (const json::exception& e) {
-    throw FormatError(fmt::format("{} is not valid JSON: {}", what, without_id(e.what())));
-  }
+  });
 }
 
 }  // namespace gpt2::detail
