@@ -115,7 +115,7 @@ DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout
     group_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
         group_->store, static_cast<int>(env.rank), static_cast<int>(env.world_size), options);
   } catch (const std::exception& e) {
-    if (is_stranger_reply(e)) {
+    if (!o.isServer && is_stranger_reply(e)) {  // rank 0 serving the store talks to itself
       throw DistributedError(fmt::format("{}: {}", where(env), stranger(env, e)));
     }
     throw DistributedError(fmt::format(
