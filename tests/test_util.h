@@ -11,6 +11,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/model/config.h"
+#include "gpt2/model/kernels/matmul.h"
 
 namespace gpt2::testing {
 
@@ -42,6 +43,16 @@ inline std::vector<std::string> nanogpt_names(int n_layer) {
 inline bool is_residual_projection(const std::string& name) {
   return name.find(".c_proj.weight") != std::string::npos;
 }
+
+/// Sets the process-wide product backend for one scope; the rule's choice
+/// after.
+class BackendScope {
+ public:
+  explicit BackendScope(MatmulBackend b) { set_matmul_backend(b); }
+  ~BackendScope() { reset_matmul_backend(); }
+  BackendScope(const BackendScope&) = delete;
+  BackendScope& operator=(const BackendScope&) = delete;
+};
 
 /// A fresh folder named after the running test, removed with everything in
 /// it when the object goes.

@@ -2,12 +2,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <torch/nn/functional/loss.h>
 
 #include <unordered_set>
 
 #include "gpt2/error.h"
+#include "gpt2/model/kernels/cross_entropy.h"
 #include "gpt2/model/kernels/sgemm.h"
+#include "gpt2/model/kernels/tied_embedding.h"
 #include "gpt2/model/shape.h"
 
 namespace gpt2 {
@@ -144,19 +145,22 @@ torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
 }
 
 torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx, int64_t first_position,
-                                     const torch::Tensor& pads) {
+                                     const torch::Tensor& pads, bool head_follows) {
   auto pos = torch::arange(first_position, first_position + idx.size(1), idx.options());  // (T)
   // Left-padded rows count positions from their first token: (B, T).
   if (pads.defined()) pos = (pos.unsqueeze(0) - pads.unsqueeze(1)).clamp_min(0);
-  auto tok_emb = transformer->wte(idx);                  // (B, T, C)
+  const torch::Tensor& wte = transformer->wte->weight;
+  auto tok_emb = head_follows && lm_head->weight.is_same(wte)
+                     ? tied_embedding(idx, wte)
+                     : transformer->wte(idx);            // (B, T, C)
   auto pos_emb = transformer->wpe(pos);                  // (T, C) or (B, T, C)
   return transformer->drop(tok_emb + pos_emb);           // (B, T, C)
 }
 
-torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
+torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache, bool head_follows) {
   const int64_t past = cache ? cache->length() : 0, T = idx.size(1);
   const torch::Tensor pads = cache ? cache->padding() : torch::Tensor();
-  auto x = embed_checked(idx, past, pads);               // (B, T, C)
+  auto x = embed_checked(idx, past, pads, head_follows);  // (B, T, C)
   // One mask for all blocks.
   const auto mask = pads.defined() ? padded_causal_mask(T, past, pads)
                                    : causal_mask(T, past, idx.device());
@@ -172,12 +176,10 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   detail::KernelTeam team;       // torch's ops here on gpt2's kernel threads too
   check_token_ids(idx, config);  // before the targets, so idx's own problem is named
   if (targets.defined()) check_targets(targets, idx, config);
-  auto logits = lm_head(hidden(idx));                    // (B, T, V)
+  auto logits = lm_head(hidden(idx, nullptr, /*head_follows=*/true));  // (B, T, V)
   torch::Tensor loss;
-  if (targets.defined()) {
-    namespace F = torch::nn::functional;
-    loss = F::cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}),
-                            F::CrossEntropyFuncOptions().ignore_index(-1));
+  if (targets.defined()) {  // nanoGPT's F.cross_entropy(..., ignore_index=-1)
+    loss = cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}));
   }
   return {logits, loss};
 }

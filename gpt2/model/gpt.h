@@ -142,9 +142,12 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  private:
   void build();
   // embed / forward without checking idx, for callers that already did.
+  // `head_follows`: the head's product of the same weight follows, so the
+  // token embedding may give a sparse gradient (kernels/tied_embedding.h).
   torch::Tensor embed_checked(const torch::Tensor& idx, int64_t first_position = 0,
-                              const torch::Tensor& pads = {});
-  torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr);
+                              const torch::Tensor& pads = {}, bool head_follows = false);
+  torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr,
+                       bool head_follows = false);
   torch::Tensor cached_hidden(const torch::Tensor& idx, KVCache& cache);  // checked
 };
 

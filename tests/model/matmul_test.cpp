@@ -15,16 +15,12 @@
 #include "gpt2/model/attention.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/model/kernels/sgemm.h"
+#include "test_util.h"
 
 namespace gpt2 {
 namespace {
 
-// Sets the process-wide backend for one scope; the rule's choice after.
-class BackendScope {
- public:
-  explicit BackendScope(MatmulBackend b) { set_matmul_backend(b); }
-  ~BackendScope() { reset_matmul_backend(); }
-};
+using testing::BackendScope;
 
 struct Grads {
   torch::Tensor y, dx, dw, db;

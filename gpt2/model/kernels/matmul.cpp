@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "gpt2/error.h"
+#include "gpt2/model/kernels/buffer_pool_detail.h"
 #include "gpt2/model/kernels/sgemm.h"
 
 #ifdef GPT2_WITH_ONEDNN
@@ -61,7 +62,7 @@ Matrix matrix(const Tensor& t) {
 // x (M, K), W (N, K) -> x W^T + b (M, N).
 Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b) {
   const int64_t M = x.size(0), N = w.size(0), K = x.size(1);
-  Tensor y = torch::empty({M, N}, x.options());
+  Tensor y = detail::empty_pooled({M, N});
   detail::KernelTeam team;
   if (b.defined()) y.copy_(b);  // rows of b, added to by the product (never b itself: M may be 1)
   sgemm(false, true, M, N, K, 1.0f, matrix(x), matrix(w), b.defined() ? 1.0f : 0.0f,
@@ -90,11 +91,11 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     tensor_list out(ctx->saved_data["bias"].toBool() ? 3 : 2);
     detail::KernelTeam team;
     if (ctx->needs_input_grad(0)) {  // g W: (M, N) (N, K)
-      out[0] = torch::empty({M, K}, g.options());
+      out[0] = detail::empty_pooled({M, K});
       sgemm(false, false, M, K, N, 1.0f, matrix(g), matrix(w), 0.0f, out[0].data_ptr<float>(), K);
     }
     if (ctx->needs_input_grad(1)) {  // g^T x: (N, M) (M, K)
-      out[1] = torch::empty({N, K}, g.options());
+      out[1] = detail::empty_pooled({N, K});
       sgemm(true, false, N, K, M, 1.0f, matrix(g), matrix(x), 0.0f, out[1].data_ptr<float>(), K);
     }
     if (out.size() == 3 && ctx->needs_input_grad(2)) out[2] = g.sum(0);

@@ -1,0 +1,205 @@
+// The step's own kernels at the model's two ends: the pooled buffers, the
+// cross-entropy, the tied embedding whose gradient adds in place.
+#include <gtest/gtest.h>
+#include <torch/autograd.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/types.h>
+
+#include <limits>
+
+#include "gpt2/error.h"
+#include "gpt2/model/gpt.h"
+#include "gpt2/model/kernels/buffer_pool.h"
+#include "gpt2/model/kernels/buffer_pool_detail.h"
+#include "gpt2/model/kernels/cross_entropy.h"
+#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/model/kernels/tied_embedding.h"
+#include "test_util.h"
+
+namespace gpt2 {
+namespace {
+
+using testing::BackendScope;
+
+// Restores the pool's default cap and empties it.
+class PoolScope {
+ public:
+  PoolScope() { release_kernel_memory(); }
+  ~PoolScope() {
+    set_kernel_memory_cap(-1);
+    release_kernel_memory();
+  }
+};
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+TEST(BufferPool, AFreedBlockIsTheNextOfItsSize) {
+  PoolScope scope;
+  set_kernel_memory_cap(256 * kMiB);
+  void* first = nullptr;
+  {
+    auto t = detail::empty_pooled({5 * kMiB});  // 20 MiB: pooled
+    first = t.data_ptr();
+    t.fill_(1);
+    EXPECT_EQ(kernel_memory().free_bytes, 0);
+  }
+  EXPECT_EQ(kernel_memory().free_bytes, 20 * kMiB);
+  EXPECT_EQ(kernel_memory().free_blocks, 1);
+  {
+    auto again = detail::empty_pooled({5 * kMiB - 7});  // rounds to the same 2 MiB multiple
+    EXPECT_EQ(again.data_ptr(), first);
+    EXPECT_EQ(kernel_memory().free_blocks, 0);
+    auto other = detail::empty_pooled({9 * kMiB});      // another size: a new block
+    EXPECT_NE(other.data_ptr(), first);
+  }
+  EXPECT_EQ(kernel_memory().free_bytes, 20 * kMiB + 36 * kMiB);
+  release_kernel_memory();
+  EXPECT_EQ(kernel_memory().free_bytes, 0);
+  EXPECT_EQ(kernel_memory().free_blocks, 0);
+}
+
+TEST(BufferPool, SmallTensorsAreTorchsAndTheCapHolds) {
+  PoolScope scope;
+  { auto small = detail::empty_pooled({1024, 1024}); }  // 4 MiB: torch::empty's
+  EXPECT_EQ(kernel_memory().free_bytes, 0);
+  set_kernel_memory_cap(30 * kMiB);
+  {
+    auto a = detail::empty_pooled({5 * kMiB}), b = detail::empty_pooled({5 * kMiB});
+  }
+  EXPECT_EQ(kernel_memory().free_bytes, 20 * kMiB);  // the second would pass the cap
+  EXPECT_EQ(kernel_memory().cap_bytes, 30 * kMiB);
+  set_kernel_memory_cap(10 * kMiB);                   // lowering it frees down to it
+  EXPECT_EQ(kernel_memory().free_bytes, 0);
+  set_kernel_memory_cap(0);
+  { auto c = detail::empty_pooled({5 * kMiB}); }
+  EXPECT_EQ(kernel_memory().free_bytes, 0);
+  EXPECT_THROW(set_kernel_memory_cap(-2), Error);
+  set_kernel_memory_cap(-1);
+  EXPECT_GT(kernel_memory().cap_bytes, 0);
+}
+
+TEST(BufferPool, APooledTensorResizesAsAnyOther) {
+  PoolScope scope;
+  auto t = detail::empty_pooled({5 * kMiB});
+  t.resize_({10 * kMiB});
+  t.fill_(2);
+  EXPECT_EQ(t.sum().item<double>(), 2.0 * 10 * kMiB);
+  t.resize_({4});
+  EXPECT_EQ(t.numel(), 4);
+}
+
+// The training step takes its large buffers from the pool and gives them
+// back: a second step of a model whose logits are pooled (256 x 16,384
+// floats) adds no block.
+TEST(BufferPool, ASecondStepReusesTheFirstStepsBlocks) {
+  PoolScope scope;
+  GPT model(testing::tiny_config().vocab_size(16384).block_size(64).init(InitOptions().seed(1)));
+  auto idx = torch::randint(16384, {4, 64});
+  auto step = [&] {
+    model->zero_grad();
+    model->forward(idx, idx).loss.backward();
+  };
+  step();
+  const KernelMemory after_one = kernel_memory();
+  EXPECT_GT(after_one.free_blocks, 0);
+  step();
+  EXPECT_EQ(kernel_memory().free_blocks, after_one.free_blocks);
+  EXPECT_EQ(kernel_memory().free_bytes, after_one.free_bytes);
+}
+
+struct Loss {
+  torch::Tensor loss, grad;
+};
+
+Loss loss_of(const torch::Tensor& logits, const torch::Tensor& targets, bool torchs) {
+  auto x = logits.detach().requires_grad_();
+  namespace F = torch::nn::functional;
+  auto loss = torchs ? F::cross_entropy(x, targets, F::CrossEntropyFuncOptions().ignore_index(-1))
+                     : cross_entropy(x, targets);
+  (loss * 3).backward();
+  return {loss.detach(), x.grad()};
+}
+
+TEST(CrossEntropy, EqualsTorchsLossAndGradientWithIgnoredTargets) {
+  torch::manual_seed(3);
+  auto logits = torch::randn({37, 301}) * 4;
+  auto targets = torch::randint(301, {37});
+  targets.index_put_({torch::arange(0, 37, 5)}, -1);  // every fifth row ignored
+  ASSERT_TRUE(cross_entropy_applies(logits, targets));
+  const Loss ours = loss_of(logits, targets, false), theirs = loss_of(logits, targets, true);
+  EXPECT_NEAR(ours.loss.item<double>(), theirs.loss.item<double>(), 1e-6);
+  EXPECT_TRUE(torch::allclose(ours.grad, theirs.grad, 1e-5, 1e-8))
+      << (ours.grad - theirs.grad).abs().max().item<double>();
+  // An ignored row has no gradient at all.
+  EXPECT_EQ(ours.grad[5].abs().sum().item<double>(), 0.0);
+  // float64 oracle of the loss: the mean over counted rows of lse - x[t].
+  auto x = logits.to(torch::kDouble);
+  auto valid = targets.ne(-1);
+  auto lse = x.logsumexp(1);
+  auto picked = x.gather(1, targets.clamp_min(0).unsqueeze(1)).squeeze(1);
+  const double want = ((lse - picked) * valid).sum().item<double>() / valid.sum().item<double>();
+  EXPECT_NEAR(ours.loss.item<double>(), want, 1e-5);
+}
+
+TEST(CrossEntropy, LargeLogitsAreStableAndEveryRowIgnoredIsNaN) {
+  auto logits = torch::tensor({{1000.0f, 0.0f, -1000.0f}, {88.0f, 89.0f, 90.0f}});
+  auto targets = torch::tensor({int64_t{0}, int64_t{2}});
+  const Loss ours = loss_of(logits, targets, false), theirs = loss_of(logits, targets, true);
+  EXPECT_TRUE(std::isfinite(ours.loss.item<double>()));
+  EXPECT_NEAR(ours.loss.item<double>(), theirs.loss.item<double>(), 1e-6);
+  EXPECT_TRUE(torch::allclose(ours.grad, theirs.grad, 1e-5, 1e-8));
+  const Loss none = loss_of(logits, torch::full({2}, -1, torch::kLong), false);
+  EXPECT_TRUE(std::isnan(none.loss.item<double>()));
+}
+
+TEST(CrossEntropy, FallsBackToTorchsWhereItDoesNotApply) {
+  auto logits = torch::randn({4, 9}, torch::kDouble);
+  auto targets = torch::randint(9, {4});
+  EXPECT_FALSE(cross_entropy_applies(logits, targets));
+  {
+    BackendScope torch_backend(MatmulBackend::torch);
+    EXPECT_FALSE(cross_entropy_applies(logits.to(torch::kFloat), targets));
+  }
+  const Loss ours = loss_of(logits, targets, false), theirs = loss_of(logits, targets, true);
+  EXPECT_TRUE(torch::equal(ours.loss, theirs.loss));
+  EXPECT_TRUE(torch::equal(ours.grad, theirs.grad));
+}
+
+// W's gradient from a head product plus an embedding of W, with torch's
+// embedding or the tied one.
+torch::Tensor tied_grad(const torch::Tensor& w0, const torch::Tensor& idx, bool tied) {
+  auto w = w0.detach().requires_grad_();
+  auto h = tied ? tied_embedding(idx, w) : torch::embedding(w, idx);  // (B, T, C)
+  auto logits = gpt2::linear(h.tanh(), w, torch::Tensor());         // (B, T, V)
+  (logits * logits).sum().backward();
+  return w.grad();
+}
+
+TEST(TiedEmbedding, TheSummedGradientEqualsTorchsToTheBit) {
+  torch::manual_seed(5);
+  auto w = torch::randn({50, 16});
+  auto idx = torch::tensor({3, 7, 3, 49, 0, 3, 7, 12}, torch::kLong).view({2, 4});  // repeats
+  const auto ours = tied_grad(w, idx, true), theirs = tied_grad(w, idx, false);
+  ASSERT_FALSE(ours.is_sparse());
+  EXPECT_TRUE(torch::equal(ours, theirs)) << (ours - theirs).abs().max().item<double>();
+  EXPECT_TRUE(torch::equal(tied_embedding(idx, w), torch::embedding(w, idx)));
+}
+
+TEST(TiedEmbedding, AModelsWeightGradientIsDenseAndAsWithTorchsEmbedding) {
+  GPT model(testing::tiny_config().init(InitOptions().seed(11)));
+  auto idx = torch::randint(96, {2, 12});
+  model->forward(idx, idx).loss.backward();
+  const auto grad = model->lm_head->weight.grad();
+  ASSERT_FALSE(grad.is_sparse());
+  EXPECT_TRUE(grad.is_same(model->transformer->wte->weight.grad()));
+  // embed() keeps torch's embedding: the same numbers through the same head.
+  auto as_torch = model->transformer->wte->weight.detach().clone().requires_grad_();
+  auto x = torch::embedding(as_torch, idx) + model->transformer->wpe(torch::arange(12));
+  for (size_t i = 0; i < model->transformer->h->size(); ++i) x = model->block(i)(x);
+  auto logits = gpt2::linear(model->transformer->ln_f(x), as_torch, torch::Tensor());
+  cross_entropy(logits.view({-1, 96}), idx.view(-1)).backward();
+  EXPECT_TRUE(torch::allclose(grad, as_torch.grad(), 1e-5, 1e-8));
+}
+
+}  // namespace
+}  // namespace gpt2
