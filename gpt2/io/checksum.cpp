@@ -1,14 +1,14 @@
 #include "gpt2/io/checksum.h"
 
 #include <fmt/format.h>
-#include <libdeflate.h>
 
+#include "gpt2/io/detail/on_threads.h"
 
 namespace gpt2 {
 
 uint32_t tensor_crc32(const torch::Tensor& tensor) {
   const torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
-  return libdeflate_crc32(0, t.data_ptr(), t.nbytes());  // zlib's crc32, on PCLMUL
+  return detail::crc32_on_threads(t.data_ptr(), t.nbytes());
 }
 
 std::vector<std::string> checksum_problems(const StateDict& tensors,

@@ -15,6 +15,7 @@
 #include "gpt2/file/json.h"
 #include "gpt2/file/mapped_file.h"
 #include "gpt2/file/read_file.h"
+#include "gpt2/io/detail/on_threads.h"
 #include "gpt2/io/import.h"
 
 namespace gpt2 {
@@ -96,7 +97,7 @@ StateDict to_nanogpt(const SafetensorsContents& contents, std::vector<std::strin
         problems.push_back(fmt::format("{} is {}-D, a Conv1D weight is 2-D", name, t.dim()));
         continue;
       }
-      t = t.t().contiguous();
+      t = detail::transposed_on_threads(t);
     }
     const std::string ours = key == "lm_head.weight" ? key : "transformer." + key;
     if (!out.emplace(ours, t).second) problems.push_back(fmt::format("{} is stored twice", ours));
@@ -179,7 +180,12 @@ GPT from_contents(const SafetensorsContents& contents, const std::string& config
     const auto* p = static_cast<const char*>(t.data_ptr());
     if (mapped.empty() || p < mapped.data() || p >= mapped.data() + mapped.size()) continue;
     auto& copy = copies[p];
-    if (!copy.defined()) copy = t.clone();
+    if (!copy.defined() && t.is_contiguous()) {
+      copy = torch::empty(t.sizes(), t.options());
+      detail::copy_on_threads(copy.data_ptr(), p, t.nbytes());
+    } else if (!copy.defined()) {
+      copy = t.clone();
+    }
     t = copy;
   }
   const auto config = infer_config(sd, hf, options, problems);

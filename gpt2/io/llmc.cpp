@@ -6,6 +6,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/io/detail/on_threads.h"
 #include "gpt2/io/import.h"
 #include "gpt2/file/mapped_file.h"
 
@@ -89,10 +90,13 @@ LlmcContents parse_llmc(std::string_view bytes, const std::string& source) {
   for (const Kind& k : kKinds) {
     const auto shape = slice_shape(k, c, vp, t);
     for (int64_t layer = 0; layer < (k.per_layer ? l : 1); ++layer) {
-      auto tensor = torch::empty(shape, dtype);
-      std::memcpy(tensor.data_ptr(), at, tensor.nbytes());
-      at += tensor.nbytes();
-      if (k.rows_c == -1) tensor = tensor.narrow(0, 0, v).clone();  // drop the padding rows
+      auto kept = shape;
+      if (k.rows_c == -1) kept[0] = v;  // the padding rows are skipped
+      auto tensor = torch::empty(kept, dtype);
+      detail::copy_on_threads(tensor.data_ptr(), at, tensor.nbytes());
+      int64_t stored = static_cast<int64_t>(item);  // bytes in the file, padding rows included
+      for (const int64_t d : shape) stored *= d;
+      at += stored;
       out.tensors[nanogpt_name(k, layer)] = tensor;
     }
   }

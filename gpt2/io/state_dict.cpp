@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "gpt2/error.h"
+#include "gpt2/model/kernels/matmul.h"
 #include "gpt2/model/shape.h"
 
 namespace gpt2 {
@@ -62,10 +63,13 @@ namespace {
 
 // Whether every value of a contiguous float32 tensor is finite, in one pass
 // over its bits with nothing allocated (an exponent of all ones is inf or NaN).
+// On the kernel threads: a first load reads its tensors here first.
 bool all_finite_float(const torch::Tensor& t) {
   const auto* bits = static_cast<const uint32_t*>(t.data_ptr());
   uint32_t worst = 0;
   const int64_t n = t.numel();
+  const int threads = kernel_threads();
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(max : worst) if (n > (1 << 20))
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t e = bits[i] & 0x7f800000u;
     worst = e > worst ? e : worst;

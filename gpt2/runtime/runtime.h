@@ -10,8 +10,8 @@
 ///
 ///   gpt2::configure_runtime();  // threads, freed-memory policy
 ///
-/// It sets torch's intra-op pool (which runs the backward of LayerNorm,
-/// GELU and the loss, the embedding's gradient, FusedAdamW and clipping),
+/// It sets torch's intra-op pool (which runs the backward of LayerNorm and
+/// GELU, and clipping),
 /// OpenBLAS's own pool and gpt2's kernel threads to one count, and makes
 /// glibc keep freed memory (keep_freed_memory()). docs/speed.md measures
 /// each part.
@@ -60,12 +60,12 @@ void set_compute_threads(int threads);
 
 /// Makes glibc keep freed memory for reuse instead of handing it back to the
 /// kernel. By default every block over 32 MB is its own mapping, unmapped
-/// when freed, so each training step of the 124M model faults about 137,000
-/// fresh pages back in (logits, the tied matrix's gradients, activations);
-/// with every block in the heap and the heap never trimmed, about 4,000,
-/// for about 150 MB more peak RSS. Left alone when the user set
-/// MALLOC_MMAP_MAX_ or MALLOC_TRIM_THRESHOLD_. Returns whether it changed
-/// anything.
+/// when freed and faulted in afresh when allocated again. The model's
+/// kernels keep their own large blocks (gpt2/model/kernels/buffer_pool.h),
+/// so a 124M training step faults about 100 pages with or without this;
+/// it still spares an app whose own code frees large blocks each step.
+/// Left alone when the user set MALLOC_MMAP_MAX_ or MALLOC_TRIM_THRESHOLD_.
+/// Returns whether it changed anything.
 bool keep_freed_memory();
 
 /// OpenBLAS kernels this CPU can run that beat the ones OpenBLAS picked, or

@@ -1,7 +1,6 @@
 #include "gpt2/io/checkpoint/zip_reader.h"
 
 #include <fmt/format.h>
-#include <libdeflate.h>
 #include <zip.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/io/checkpoint/zip_offsets.h"
+#include "gpt2/io/detail/on_threads.h"
 
 namespace gpt2::detail {
 namespace {
@@ -189,18 +189,9 @@ std::string ZipReader::read(const ZipRecord& r) const {
 bool ZipReader::read_into(const ZipRecord& r, void* out) const {
   check_inflated_size(r);
   if (r.method == 0 && r.data_offset != ZipRecord::kUnknown) {
-    // Stored, and where it lies is known: copied from the archive's bytes a
-    // piece at a time, each piece's CRC-32 taken (libdeflate, PCLMUL) while
-    // it is in cache.
-    auto* to = static_cast<char*>(out);
-    const char* from = bytes_.data() + r.data_offset;
-    uint32_t crc = 0;
-    for (uint64_t done = 0; done < r.size;) {
-      const size_t piece = static_cast<size_t>(std::min<uint64_t>(r.size - done, 1u << 20));
-      std::memcpy(to + done, from + done, piece);
-      crc = libdeflate_crc32(crc, to + done, piece);
-      done += piece;
-    }
+    // Stored, and where it lies is known: copied from the archive's bytes
+    // on the kernel threads, the CRC-32 taken as it goes.
+    const uint32_t crc = detail::crc32_on_threads(bytes_.data() + r.data_offset, r.size, out);
     return crc == r.crc32 || !kCheckCrc;
   }
   const std::unique_ptr<zip_file_t, CloseFile> file(zip_fopen_index(zip_.get(), r.index, 0));

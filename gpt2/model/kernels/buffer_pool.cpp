@@ -8,8 +8,6 @@
 #include <c10/core/CPUAllocator.h>
 #include <torch/types.h>
 
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <iterator>
 #include <map>
@@ -23,8 +21,8 @@
 namespace gpt2 {
 namespace {
 
-// Sizes are rounded up to whole 2 MiB, the x86-64 huge page: requests of
-// nearly the same size share blocks, and each block is huge-page aligned.
+// Sizes are rounded up to whole 2 MiB: requests of nearly the same size
+// share blocks.
 constexpr size_t kGrain = size_t{2} << 20;
 
 struct Block {
@@ -45,12 +43,10 @@ class Pool {
         return data;
       }
     }
+    // No MADV_HUGEPAGE: on this project's virtual machines a fresh huge
+    // page cost more than the small pages it replaced (docs/speed.md).
     void* data = nullptr;
     if (::posix_memalign(&data, kGrain, size) != 0) throw std::bad_alloc();
-    // Fewer faults and TLB misses where the kernel hands out huge pages on
-    // request (transparent_hugepage "madvise"); advice only, so its result
-    // does not matter.
-    ::madvise(data, size, MADV_HUGEPAGE);
     return data;
   }
 
