@@ -1,5 +1,7 @@
 #include "gpt2/model/mlp.h"
 
+#include "gpt2/model/kernels/pointwise.h"
+
 namespace gpt2 {
 
 MLPImpl::MLPImpl(const GPTConfig& config_) : config(config_) { reset(); }
@@ -13,7 +15,7 @@ void MLPImpl::reset() {
 }
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
-  auto h = torch::gelu(c_fc(x), torch_gelu_approximate(config.gelu()));  // (B, T, 4C)
+  auto h = gpt2::gelu(c_fc(x), torch_gelu_approximate(config.gelu()));  // (B, T, 4C)
   return dropout(c_proj(h));  // (B, T, C)
 }
 

@@ -13,6 +13,7 @@
 #include "gpt2/model/kernels/buffer_pool_detail.h"
 #include "gpt2/model/kernels/cross_entropy.h"
 #include "gpt2/model/kernels/matmul.h"
+#include "gpt2/model/kernels/pointwise.h"
 #include "gpt2/model/kernels/tied_embedding.h"
 #include "test_util.h"
 
@@ -199,6 +200,53 @@ TEST(TiedEmbedding, AModelsWeightGradientIsDenseAndAsWithTorchsEmbedding) {
   auto logits = gpt2::linear(model->transformer->ln_f(x), as_torch, torch::Tensor());
   cross_entropy(logits.view({-1, 96}), idx.view(-1)).backward();
   EXPECT_TRUE(torch::allclose(grad, as_torch.grad(), 1e-5, 1e-8));
+}
+
+// LayerNorm and GELU: torch's kernels, so torch's numbers forward and
+// backward, the backward on the kernel threads.
+struct NormGrads {
+  torch::Tensor y, dx, dw, db;
+};
+NormGrads norm_of(const torch::Tensor& x0, const torch::Tensor& w0, const torch::Tensor& b0,
+                  const torch::Tensor& up, bool ours) {
+  auto x = x0.detach().requires_grad_(), w = w0.detach().requires_grad_();
+  auto b = b0.defined() ? b0.detach().requires_grad_() : torch::Tensor();
+  auto y = ours ? gpt2::layer_norm(x, w, b, 1e-5) : torch::layer_norm(x, {w.size(0)}, w, b, 1e-5);
+  (y * up).sum().backward();
+  return {y.detach(), x.grad(), w.grad(), b.defined() ? b.grad() : torch::Tensor()};
+}
+
+TEST(Pointwise, LayerNormEqualsTorchsForwardAndBackward) {
+  torch::manual_seed(8);
+  auto x = torch::randn({3, 5, 48}) * 3 + 1, w = torch::randn({48}), b = torch::randn({48});
+  auto up = torch::randn({3, 5, 48});
+  for (const bool bias : {true, false}) {
+    const auto ours = norm_of(x, w, bias ? b : torch::Tensor(), up, true);
+    const auto theirs = norm_of(x, w, bias ? b : torch::Tensor(), up, false);
+    EXPECT_TRUE(torch::equal(ours.y, theirs.y)) << bias;
+    EXPECT_TRUE(torch::allclose(ours.dx, theirs.dx, 1e-5, 1e-6)) << bias;
+    EXPECT_TRUE(torch::allclose(ours.dw, theirs.dw, 1e-5, 1e-6)) << bias;
+    if (bias) {
+      EXPECT_TRUE(torch::allclose(ours.db, theirs.db, 1e-5, 1e-6));
+    }
+  }
+}
+
+TEST(Pointwise, GeluEqualsTorchsForwardAndBackwardBothWays) {
+  torch::manual_seed(9);
+  auto x0 = torch::randn({4, 7, 33}) * 2;
+  auto up = torch::randn({4, 7, 33});
+  for (const std::string approximate : {"none", "tanh"}) {
+    auto a = x0.detach().requires_grad_(), c = x0.detach().requires_grad_();
+    auto ya = gpt2::gelu(a, approximate), yc = torch::gelu(c, approximate);
+    (ya * up).sum().backward();
+    (yc * up).sum().backward();
+    EXPECT_TRUE(torch::equal(ya, yc)) << approximate;
+    EXPECT_TRUE(torch::equal(a.grad(), c.grad())) << approximate;
+  }
+  // Without a backward to record, and on torch's backend, it is torch's op.
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(gpt2::gelu(x0, "tanh"), torch::gelu(x0, "tanh")));
 }
 
 }  // namespace
