@@ -15,6 +15,7 @@
 #include "gpt2/model/kernels/matmul.h"
 #include "gpt2/model/kernels/pointwise.h"
 #include "gpt2/model/kernels/tied_embedding.h"
+#include "gpt2/model/memory_limit.h"
 #include "test_util.h"
 
 namespace gpt2 {
@@ -76,6 +77,8 @@ TEST(BufferPool, SmallTensorsAreTorchsAndTheCapHolds) {
   EXPECT_EQ(kernel_memory().free_bytes, 0);
   EXPECT_THROW(set_kernel_memory_cap(-2), Error);
   set_kernel_memory_cap(-1);
+  // The default: an eighth of the memory this process may use.
+  EXPECT_EQ(kernel_memory().cap_bytes, static_cast<int64_t>(usable_memory().bytes / 8));
   EXPECT_GT(kernel_memory().cap_bytes, 0);
 }
 
@@ -151,6 +154,18 @@ TEST(CrossEntropy, LargeLogitsAreStableAndEveryRowIgnoredIsNaN) {
   EXPECT_TRUE(torch::allclose(ours.grad, theirs.grad, 1e-5, 1e-8));
   const Loss none = loss_of(logits, torch::full({2}, -1, torch::kLong), false);
   EXPECT_TRUE(std::isnan(none.loss.item<double>()));
+}
+
+TEST(CrossEntropy, ATargetOutsideTheVocabularyIsANamedError) {
+  auto logits = torch::randn({3, 5});
+  for (const int64_t bad : {int64_t{-5}, int64_t{5}}) {
+    auto targets = torch::tensor({1, -1, 2}, torch::kLong);
+    targets[2] = bad;
+    const std::string message =
+        testing::error_of<InputError>([&] { cross_entropy(logits, targets); });
+    EXPECT_NE(message.find("target " + std::to_string(bad) + " at row 2"), std::string::npos)
+        << message;
+  }
 }
 
 TEST(CrossEntropy, FallsBackToTorchsWhereItDoesNotApply) {

@@ -12,7 +12,6 @@
 #include <iterator>
 #include <map>
 #include <mutex>
-#include <new>
 #include <string>
 
 #include "gpt2/error.h"
@@ -46,7 +45,9 @@ class Pool {
     // No MADV_HUGEPAGE: on this project's virtual machines a fresh huge
     // page cost more than the small pages it replaced (docs/speed.md).
     void* data = nullptr;
-    if (::posix_memalign(&data, kGrain, size) != 0) throw std::bad_alloc();
+    // As torch's own CPU allocator fails: a c10::Error with the size.
+    TORCH_CHECK(::posix_memalign(&data, kGrain, size) == 0,
+                "gpt2's kernel buffer pool: not enough memory for a block of ", size, " bytes");
     return data;
   }
 
@@ -132,8 +133,8 @@ at::Tensor detail::empty_pooled(at::IntArrayRef sizes) {
   int64_t n = 1;
   for (const int64_t s : sizes) n *= s;
   if (n * static_cast<int64_t>(sizeof(float)) < kPooledBytes) return torch::empty(sizes);
-  static PoolAllocator allocator;
-  return at::detail::empty_generic(sizes, &allocator, c10::DispatchKeySet(c10::DispatchKey::CPU),
+  static PoolAllocator* allocator = new PoolAllocator;  // never destroyed, as the pool
+  return at::detail::empty_generic(sizes, allocator, c10::DispatchKeySet(c10::DispatchKey::CPU),
                                    c10::ScalarType::Float, c10::nullopt);
 }
 

@@ -1,7 +1,10 @@
 #include "gpt2/model/kernels/cross_entropy.h"
 
 #include <torch/autograd.h>
+#include <fmt/format.h>
 #include <torch/nn/functional/loss.h>
+
+#include "gpt2/error.h"
 
 #include "gpt2/model/kernels/buffer_pool_detail.h"
 #include "gpt2/model/kernels/sgemm.h"
@@ -55,6 +58,15 @@ bool cross_entropy_applies(const Tensor& logits, const Tensor& targets) {
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
   if (cross_entropy_applies(logits, targets)) {
+    // torch's refuses these too; clamped below, they would count as class 0.
+    const int64_t V = logits.size(1);
+    const Tensor bad = (targets < -1) | (targets >= V);
+    if (bad.any().item<bool>()) {
+      const int64_t i = bad.nonzero()[0][0].item<int64_t>();
+      throw InputError(fmt::format("cross_entropy: target {} at row {} is outside [0, {}) and is "
+                                   "not the ignore index -1",
+                                   targets[i].item<int64_t>(), i, V));
+    }
     return CrossEntropyFunction::apply(logits.contiguous(), targets);
   }
   namespace F = torch::nn::functional;

@@ -21,8 +21,9 @@ bool cross_entropy_applies(const torch::Tensor& logits, const torch::Tensor& tar
 
 /// The mean over the targets that are not -1 of -log softmax(logits)[target],
 /// with autograd: logits (N, V), targets (N) in [0, V) or -1. NaN when every
-/// target is -1, as torch's. Where cross_entropy_applies() is false it is
-/// torch's own cross_entropy.
+/// target is -1, as torch's. A target outside [0, V) other than -1 throws
+/// gpt2::InputError naming it and its row. Where cross_entropy_applies() is
+/// false it is torch's own cross_entropy.
 torch::Tensor cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets);
 
 }  // namespace gpt2

@@ -3,6 +3,7 @@
 #include <torch/autograd.h>
 
 #include <array>
+#include <initializer_list>
 #include <string>
 
 #include "gpt2/model/kernels/sgemm.h"
@@ -56,15 +57,18 @@ struct GeluFunction : torch::autograd::Function<GeluFunction> {
 
 // Whether the backward may be asked for: without it, torch's own op does the
 // same forward with no node to record.
-bool records(const Tensor& x, const Tensor& w, const Tensor& b) {
-  return torch::GradMode::is_enabled() &&
-         (x.requires_grad() || w.requires_grad() || (b.defined() && b.requires_grad()));
+bool records(std::initializer_list<Tensor> inputs) {
+  if (!torch::GradMode::is_enabled()) return false;
+  for (const Tensor& t : inputs) {
+    if (t.defined() && t.requires_grad()) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  if (records(x, weight, bias) && detail::onednn_takes(x) && detail::onednn_takes(weight) && x.is_contiguous() &&
+  if (records({x, weight, bias}) && detail::onednn_takes(x) && detail::onednn_takes(weight) && x.is_contiguous() &&
       (!bias.defined() || detail::onednn_takes(bias))) {
     return bias.defined() ? LayerNormFunction::apply(x, weight, bias, eps)
                           : LayerNormFunction::apply(x, weight, eps);
@@ -73,7 +77,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 }
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
-  if (records(x, x, Tensor()) && detail::onednn_takes(x)) return GeluFunction::apply(x, approximate);
+  if (records({x}) && detail::onednn_takes(x)) return GeluFunction::apply(x, approximate);
   return torch::gelu(x, approximate);
 }
 
