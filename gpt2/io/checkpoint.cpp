@@ -152,15 +152,17 @@ Parsed parse(const std::string& path, std::string_view bytes) {
       detail::TorchArchive(optimizer_bytes(p), path + " (its optimizer state)");
     }
     const auto stored = stored_checksums(*meta);
+    std::map<std::string, uint32_t> taken;  // CRC-32s the read already took
     for (const auto& [name, t] : archive->named_parameters()) {
       p.tensors[name] = archive->tensor(*t);
       if (!stored && archive->damaged(*t)) {
         p.problems.push_back(fmt::format("checksum mismatch for {}: its zip record data/{} fails "
                                          "its CRC-32", name, t->storage_key));
       }
+      if (const auto crc = archive->bytes_crc32(*t)) taken[name] = *crc;
     }
     if (stored) {
-      p.problems = checksum_problems(p.tensors, *stored);
+      p.problems = checksum_problems(p.tensors, *stored, taken);
     } else {
       p.notes.push_back(fmt::format("'{}' has no tensor checksums (written before gpt2 stored "
                                     "them): its tensor data is verified by the zip CRC-32s only", path));

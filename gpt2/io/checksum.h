@@ -20,7 +20,11 @@ uint32_t tensor_crc32(const torch::Tensor& tensor);
 
 /// One line per tensor of `tensors` whose CRC-32 differs from `stored` (by
 /// name) or has none stored: `checksum mismatch for NAME: stored 0x..., data 0x...`.
+/// `taken` holds CRC-32s a reader already took of exactly a tensor's bytes
+/// (a checkpoint's whole-record tensors, read and checked in one pass);
+/// the others are computed here.
 std::vector<std::string> checksum_problems(const StateDict& tensors,
-                                           const std::map<std::string, int64_t>& stored);
+                                           const std::map<std::string, int64_t>& stored,
+                                           const std::map<std::string, uint32_t>& taken = {});
 
 }  // namespace gpt2

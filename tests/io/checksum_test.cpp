@@ -45,6 +45,31 @@ TEST(Checksum, AFlippedByteInTensorDataIsAnErrorNamingTheTensor) {
   EXPECT_THROW(load_checkpoint(dir / "flipped.pt"), CheckpointError);
 }
 
+// A checkpoint's per-tensor CRC-32s are compared with the one its read took
+// of each record's bytes: a changed byte whose zip CRC-32 was rewritten to
+// match is still a mismatch naming the tensor.
+TEST(Checksum, AChangedByteWithItsZipCrcRewrittenIsStillNamed) {
+  testing::TempDir dir;
+  GPT model(testing::tiny_config().init(InitOptions().seed(3)));
+  save_checkpoint(dir / "m.pt", *model);
+  testing::Records records = testing::records_of(testing::read_file(dir / "m.pt"));
+  testing::write_file(dir / "rezipped.pt", testing::zip_of(records));
+  ASSERT_NO_THROW(load_weights(dir / "rezipped.pt", *model)) << "the rewritten zip itself loads";
+  const auto& wpe = model->transformer->wpe->weight;
+  const std::string needle(static_cast<const char*>(wpe.data_ptr()), wpe.nbytes());
+  int changed = 0;
+  for (auto& [name, data] : records) {
+    if (data == needle) data[9] ^= 0x10, ++changed;
+  }
+  ASSERT_EQ(changed, 1);
+  testing::write_file(dir / "changed.pt", testing::zip_of(records));  // every zip CRC-32 matches
+  const auto before = testing::snapshot(*model);
+  const std::string what = testing::file_error_of([&] { load_weights(dir / "changed.pt", *model); });
+  EXPECT_NE(what.find("checksum mismatch for transformer.wpe.weight"), std::string::npos) << what;
+  EXPECT_EQ(what.find("transformer.wte.weight"), std::string::npos) << what;
+  EXPECT_TRUE(testing::same_tensors(*model, before));
+}
+
 // The layout checkpoints had before checksums: format 1, the config and
 // step, no tensor_crc32.
 TEST(Checksum, ACheckpointWithoutChecksumsLoadsWithANote) {

@@ -152,7 +152,11 @@ int launch_local_workers(int64_t nproc, const std::vector<std::string>& args,
   size_t running = rank_of.size();
   while (running > 0) {
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    // Until a worker fails, each is reaped the moment it ends, so the one
+    // named is the first to fail (a killed rank, not the peer that saw its
+    // connection drop a few ms later); after that, polled for the deadline.
+    const bool grace_running = deadline != std::chrono::steady_clock::time_point::max();
+    const pid_t pid = ::waitpid(-1, &status, grace_running ? WNOHANG : 0);
     if (pid > 0 && rank_of.count(pid)) {
       --running;
       g_workers[rank_of[pid]] = 0;

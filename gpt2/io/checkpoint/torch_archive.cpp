@@ -233,9 +233,19 @@ const TorchArchive::Storage& TorchArchive::storage(const PickledTensor& t) const
     // Straight from the record into the tensor; check_tensor matched the sizes.
     storage.data = torch::empty({t.storage_numel}, torch::TensorOptions().dtype(t.dtype));
     storage.crc_ok = zip_.read_into(*zip_.find(prefix_ + "data/" + t.storage_key),
-                                    storage.data.data_ptr());
+                                    storage.data.data_ptr(), &storage.crc32);
   }
   return storage;
+}
+
+std::optional<uint32_t> TorchArchive::bytes_crc32(const PickledTensor& t) const {
+  const Storage& s = storage(t);
+  const torch::Tensor view = tensor(t);
+  if (!s.crc32 || view.storage_offset() != 0 || view.numel() != t.storage_numel ||
+      !view.is_contiguous()) {
+    return std::nullopt;
+  }
+  return s.crc32;
 }
 
 torch::Tensor TorchArchive::tensor(const PickledTensor& t) const {

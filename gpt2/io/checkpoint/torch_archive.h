@@ -16,6 +16,7 @@
 #include <torch/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,12 +46,18 @@ class TorchArchive {
   /// the tensor; every other record's CRC is checked at construction).
   /// Reads the storage, which tensor() then reuses.
   bool damaged(const PickledTensor& t) const { return !storage(t).crc_ok; }
+  /// The CRC-32 of `t`'s bytes as tensor_crc32 takes it, when `t` is its
+  /// whole storage record, contiguous, and the read took that record's CRC
+  /// (so a caller checking per-tensor CRC-32s need not read them again);
+  /// nullopt otherwise.
+  std::optional<uint32_t> bytes_crc32(const PickledTensor& t) const;
 
  private:
   // A storage record read once, with whether it matched its CRC-32.
   struct Storage {
     torch::Tensor data;
     bool crc_ok = false;
+    std::optional<uint32_t> crc32;  // of data's bytes, when the read took it
   };
 
   [[noreturn]] void fail(const std::string& rule) const;

@@ -186,12 +186,14 @@ std::string ZipReader::read(const ZipRecord& r) const {
   return out;
 }
 
-bool ZipReader::read_into(const ZipRecord& r, void* out) const {
+bool ZipReader::read_into(const ZipRecord& r, void* out, std::optional<uint32_t>* bytes_crc) const {
   check_inflated_size(r);
+  if (bytes_crc) bytes_crc->reset();
   if (r.method == 0 && r.data_offset != ZipRecord::kUnknown) {
     // Stored, and where it lies is known: copied from the archive's bytes
     // on the kernel threads, the CRC-32 taken as it goes.
     const uint32_t crc = detail::crc32_on_threads(bytes_.data() + r.data_offset, r.size, out);
+    if (bytes_crc) *bytes_crc = crc;
     return crc == r.crc32 || !kCheckCrc;
   }
   const std::unique_ptr<zip_file_t, CloseFile> file(zip_fopen_index(zip_.get(), r.index, 0));
@@ -217,6 +219,7 @@ bool ZipReader::read_into(const ZipRecord& r, void* out) const {
   if (more < 0 && zip_error_code_zip(zip_file_get_error(file.get())) == ZIP_ER_CRC)
     return !kCheckCrc;
   if (more < 0) fail(fmt::format("record '{}' cannot be read (libzip: {})", r.name, libzip_says()));
+  if (bytes_crc) *bytes_crc = r.crc32;  // libzip found the bytes' CRC-32 equal to it
   return true;
 }
 

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,7 +64,12 @@ class ZipReader {
   /// whether they match its CRC-32, so that the caller can name what a
   /// damaged record holds. Stored records go straight from the archive to
   /// `out`: one copy, as a view into the archive plus a memcpy would be.
-  bool read_into(const ZipRecord& record, void* out) const;
+  /// `bytes_crc`, when given, receives the CRC-32 of the bytes written where
+  /// the read knows it (taken during the copy for a stored record; the
+  /// directory's once libzip verified it for a deflated one), so that a
+  /// caller need not take it again.
+  bool read_into(const ZipRecord& record, void* out,
+                 std::optional<uint32_t>* bytes_crc = nullptr) const;
 
  private:
   struct Close {
