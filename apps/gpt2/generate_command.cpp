@@ -5,7 +5,6 @@
 #include <fmt/ostream.h>
 
 #include <chrono>
-#include <future>
 #include <iostream>
 #include <memory>
 
@@ -38,21 +37,10 @@ SamplingOptions GenerateFlags::sampling(int64_t stop_token) const {
 }
 
 int run_generate(const GenerateFlags& flags, std::ostream& text, std::ostream& stats) {
-  // The vocabulary is read on a thread of its own while the model loads
-  // (about 50 ms of the time to the first token on the AMD EPYC). Its error,
-  // when both fail, is the one reported, as when it was read first.
-  std::future<Tokenizer> reading = std::async(std::launch::async, [&flags] {
-    return flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
-  });
-  GPT model{nullptr};
-  try {
-    model = model_from(flags.checkpoint, flags.model, stats);
-    apply_weights(*model, flags.weights, stats);
-  } catch (...) {
-    reading.get();
-    throw;
-  }
-  const Tokenizer tokenizer = reading.get();
+  const Tokenizer tokenizer =
+      flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
+  GPT model = model_from(flags.checkpoint, flags.model, stats);
+  apply_weights(*model, flags.weights, stats);
   const std::vector<int32_t> ids = tokenizer.encode(flags.prompt);
   if (ids.empty()) throw InputError("--prompt is empty: give at least one character of text");
   if (model->config.vocab_size() < tokenizer.vocab_size()) {
