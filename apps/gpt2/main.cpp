@@ -28,9 +28,20 @@
 #include "apps/gpt2/tokenize_command.h"
 #include "gpt2/error.h"
 
+// Built with AddressSanitizer (GCC says so by __SANITIZE_ADDRESS__, clang by
+// __has_feature): main returns, so that the leak check runs at exit.
+#if defined(__SANITIZE_ADDRESS__)
+#define GPT2_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPT2_UNDER_ASAN 1
+#endif
+#endif
+
 int main(int argc, char** argv) {
-  // All cores in torch's pool (OMP_NUM_THREADS when set): the model's matrix
-  // products run there (gpt2/model/kernels/matmul.h), as do its elementwise ops.
+  // Every usable core (OMP_NUM_THREADS when set) for torch's pool, OpenBLAS's
+  // and gpt2's kernel threads, where the model's products run
+  // (gpt2/model/kernels/matmul.h).
   gpt2::set_compute_threads(gpt2::default_threads());
   CLI::App app{"gpt2: GPT-2 in LibTorch, laid out like nanoGPT"};
   app.require_subcommand(1);
@@ -53,13 +64,8 @@ int main(int argc, char** argv) {
                                                      torch_error->what_without_backtrace())
                        : std::nullopt;
   });
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GPT2_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(GPT2_UNDER_ASAN)
-  return code;  // the sanitizers' leak check runs at exit
+#ifdef GPT2_UNDER_ASAN
+  return code;
 #else
   // Every file the command wrote is closed by now and standard output was
   // flushed and checked. What is left at exit is the destructors of

@@ -11,10 +11,9 @@
 ///   gpt2::configure_runtime();  // threads, freed-memory policy
 ///
 /// It sets torch's intra-op pool (which runs clipping and the app's own
-/// ops),
-/// OpenBLAS's own pool and gpt2's kernel threads to one count, and makes
-/// glibc keep freed memory (keep_freed_memory()). docs/speed.md measures
-/// each part.
+/// ops), OpenBLAS's own pool and gpt2's kernel threads to one count, and
+/// makes glibc keep freed memory (keep_freed_memory()). docs/speed.md
+/// measures each part.
 
 #include <cstdint>
 #include <string>

@@ -6,6 +6,7 @@
 #include <torch/types.h>
 
 #include <limits>
+#include <string>
 
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
@@ -22,6 +23,12 @@ namespace gpt2 {
 namespace {
 
 using testing::BackendScope;
+
+// The autograd node that made `t`: the library's own function (its C++
+// type's name) or torch's ("NativeLayerNormBackward0", ...).
+std::string node_of(const torch::Tensor& t) {
+  return t.grad_fn() ? t.grad_fn()->name() : std::string("(no node)");
+}
 
 // Restores the pool's default cap and empties it.
 class PoolScope {
@@ -195,6 +202,8 @@ TEST(TiedEmbedding, TheSummedGradientEqualsTorchsToTheBit) {
   torch::manual_seed(5);
   auto w = torch::randn({50, 16});
   auto idx = torch::tensor({3, 7, 3, 49, 0, 3, 7, 12}, torch::kLong).view({2, 4});  // repeats
+  auto tied = tied_embedding(idx, w.detach().requires_grad_());
+  ASSERT_NE(node_of(tied).find("TiedEmbeddingFunction"), std::string::npos) << node_of(tied);
   const auto ours = tied_grad(w, idx, true), theirs = tied_grad(w, idx, false);
   ASSERT_FALSE(ours.is_sparse());
   EXPECT_TRUE(torch::equal(ours, theirs)) << (ours - theirs).abs().max().item<double>();
@@ -227,6 +236,7 @@ NormGrads norm_of(const torch::Tensor& x0, const torch::Tensor& w0, const torch:
   auto x = x0.detach().requires_grad_(), w = w0.detach().requires_grad_();
   auto b = b0.defined() ? b0.detach().requires_grad_() : torch::Tensor();
   auto y = ours ? gpt2::layer_norm(x, w, b, 1e-5) : torch::layer_norm(x, {w.size(0)}, w, b, 1e-5);
+  EXPECT_EQ(node_of(y).find("LayerNormFunction") != std::string::npos, ours) << node_of(y);
   (y * up).sum().backward();
   return {y.detach(), x.grad(), w.grad(), b.defined() ? b.grad() : torch::Tensor()};
 }
@@ -254,13 +264,22 @@ TEST(Pointwise, GeluEqualsTorchsForwardAndBackwardBothWays) {
   for (const std::string approximate : {"none", "tanh"}) {
     auto a = x0.detach().requires_grad_(), c = x0.detach().requires_grad_();
     auto ya = gpt2::gelu(a, approximate), yc = torch::gelu(c, approximate);
+    EXPECT_NE(node_of(ya).find("GeluFunction"), std::string::npos) << node_of(ya);
     (ya * up).sum().backward();
     (yc * up).sum().backward();
     EXPECT_TRUE(torch::equal(ya, yc)) << approximate;
     EXPECT_TRUE(torch::equal(a.grad(), c.grad())) << approximate;
   }
-  // Without a backward to record, and on torch's backend, it is torch's op.
+  // On torch's backend, and without a backward to record, it is torch's op.
+  {
+    BackendScope torch_backend(MatmulBackend::torch);
+    auto y = gpt2::gelu(x0.detach().requires_grad_(), "tanh");
+    EXPECT_EQ(node_of(y).find("GeluFunction"), std::string::npos) << node_of(y);
+    auto n = gpt2::layer_norm(x0.detach().requires_grad_(), torch::ones({33}), torch::Tensor(), 1e-5);
+    EXPECT_EQ(node_of(n).find("LayerNormFunction"), std::string::npos) << node_of(n);
+  }
   torch::NoGradGuard no_grad;
+  EXPECT_FALSE(gpt2::gelu(x0, "tanh").grad_fn());
   EXPECT_TRUE(torch::equal(gpt2::gelu(x0, "tanh"), torch::gelu(x0, "tanh")));
 }
 

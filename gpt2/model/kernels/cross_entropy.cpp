@@ -1,11 +1,10 @@
 #include "gpt2/model/kernels/cross_entropy.h"
 
-#include <torch/autograd.h>
 #include <fmt/format.h>
+#include <torch/autograd.h>
 #include <torch/nn/functional/loss.h>
 
 #include "gpt2/error.h"
-
 #include "gpt2/model/kernels/buffer_pool_detail.h"
 #include "gpt2/model/kernels/sgemm.h"
 

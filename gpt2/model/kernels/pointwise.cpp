@@ -15,6 +15,8 @@ using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
+// Two forwards, with and without bias: LibTorch 1.13's custom functions
+// refuse an undefined tensor argument ("tensor does not have a device").
 struct LayerNormFunction : torch::autograd::Function<LayerNormFunction> {
   static Tensor forward(AutogradContext* ctx, const Tensor& x, const Tensor& weight, double eps) {
     return forward(ctx, x, weight, Tensor(), eps);
@@ -68,8 +70,8 @@ bool records(std::initializer_list<Tensor> inputs) {
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  if (records({x, weight, bias}) && detail::onednn_takes(x) && detail::onednn_takes(weight) && x.is_contiguous() &&
-      (!bias.defined() || detail::onednn_takes(bias))) {
+  if (records({x, weight, bias}) && detail::onednn_takes(x) && x.is_contiguous() &&
+      detail::onednn_takes(weight) && (!bias.defined() || detail::onednn_takes(bias))) {
     return bias.defined() ? LayerNormFunction::apply(x, weight, bias, eps)
                           : LayerNormFunction::apply(x, weight, eps);
   }

@@ -15,6 +15,8 @@
 
 #include <torch/types.h>
 
+#include <string>
+
 namespace gpt2 {
 
 /// torch::layer_norm(x, {weight.size(0)}, weight, bias, eps) over the last
