@@ -95,6 +95,28 @@ TEST(Matmul, LinearReadsStridedAndTransposedOperands) {
   expect_matches_float64(big.select(1, 0), torch::randn({96, 40}).t(), b);  // W transposed
 }
 
+// A weight whose rows lie 4 KiB apart is copied to longer rows before
+// oneDNN reads it (sgemm.h): the input gradient's product on every ISA, the
+// forward's on AVX-512. The copy must take each row's own columns only,
+// including from a view whose rows are longer than its columns.
+#if GPT2_BUILT_WITH_ONEDNN
+TEST(Matmul, WeightsWithRowsFourKibApartAreReadRight) {
+  BackendScope scope(MatmulBackend::onednn);
+  EXPECT_TRUE(detail::widen_b(false, false, 256, 1024, 1024));   // the input gradient's B
+  EXPECT_FALSE(detail::widen_b(false, false, 256, 1000, 1000));  // another stride
+  EXPECT_FALSE(detail::widen_b(false, false, 64, 1024, 1024));   // 256 KiB: too small to pay
+  EXPECT_FALSE(detail::widen_b(true, false, 256, 1024, 1024));   // a weight gradient's
+  torch::manual_seed(3);
+  const auto b = torch::randn({256});
+  expect_matches_float64(torch::randn({16, 1024}), torch::randn({256, 1024}), b);
+  const auto wide = torch::randn({300, 1024});
+  const auto w = wide.narrow(1, 0, 1000);  // rows 1024 apart, 1000 columns each
+  ASSERT_EQ(w.stride(0), 1024);
+  expect_matches_float64(torch::randn({16, 1000}), w, torch::randn({300}));
+  EXPECT_TRUE(detail::widen_b(false, false, 300, 1000, 1024));
+}
+#endif
+
 TEST(Matmul, InputsAreNotWritten) {
   BackendScope scope(MatmulBackend::onednn);
   for (int64_t rows : {1, 4}) {  // one row: the bias's broadcast is itself contiguous

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -114,14 +115,47 @@ bool onednn_can_take(const Tensor& x, const Tensor& w, const Tensor& b) {
 }  // namespace
 
 #ifdef GPT2_WITH_ONEDNN
+bool detail::widen_b(bool trans_a, bool trans_b, int64_t rows, int64_t cols, int64_t ld) {
+  constexpr int64_t kAliasStride = 1024;             // floats: 4 KiB
+  constexpr int64_t kSmallBytes = int64_t{1} << 20;  // stays in L2 however it is walked
+  if (trans_a || ld % kAliasStride != 0 || rows * cols * 4 < kSmallBytes) return false;
+  if (!trans_b) return true;
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
+  return (isa & avx512) == avx512;
+}
+
 void detail::sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                    Matrix a, Matrix b, float beta, float* c, int64_t ldc) {
+  // A row stride that is a multiple of 4 KiB puts every row of B in the same
+  // cache sets. oneDNN's kernels ran mlp.c_proj's products with its 768 x
+  // 3072 weight as B at up to half speed (docs/speed.md): the input gradient
+  // (B untransposed) on AVX2 and AVX-512, the forward (B transposed) on
+  // AVX-512. Copying B to rows one cache line longer costs a fraction of
+  // what it saves there; elsewhere B is read as it is.
+  const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
+  Tensor wide;
+  if (widen_b(trans_a, trans_b, b_rows, b_cols, b.ld)) {
+    constexpr int64_t kPad = 16;  // floats: one cache line
+    const int64_t ld = b_cols + kPad;
+    wide = empty_pooled({b_rows, ld});
+    float* dst = wide.data_ptr<float>();
+    const Matrix src = b;
+    at::parallel_for(0, b_rows, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        std::memcpy(dst + r * ld, src.data + r * src.ld, sizeof(float) * b_cols);
+      }
+    });
+    b = {dst, ld};
+  }
   const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K,
                                           alpha, a.data, a.ld, b.data, b.ld, beta, c, ldc);
   TORCH_CHECK(status == dnnl_success, "oneDNN sgemm failed with status ", int(status), " for M ",
               M, " N ", N, " K ", K);
 }
 #else
+bool detail::widen_b(bool, bool, int64_t, int64_t, int64_t) { return false; }
+
 void detail::sgemm(bool, bool, int64_t, int64_t, int64_t, float, Matrix, Matrix, float, float*,
                    int64_t) {
   throw Error("oneDNN sgemm called in a build without oneDNN");  // onednn_takes() is false there

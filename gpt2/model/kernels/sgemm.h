@@ -22,6 +22,11 @@ struct Matrix {
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, Matrix a,
            Matrix b, float beta, float* c, int64_t ldc);
 
+/// Whether sgemm copies B, `rows` x `cols` as stored, to rows one cache line
+/// longer first: A untransposed, B of 1 MiB or more with a row stride that
+/// is a multiple of 4 KiB, and B untransposed or oneDNN running AVX-512.
+bool widen_b(bool trans_a, bool trans_b, int64_t rows, int64_t cols, int64_t ld);
+
 /// While alive on a thread outside an OpenMP parallel region, the teams that
 /// thread starts (oneDNN's sgemm, at::parallel_for) hold kernel_threads()
 /// threads; the thread's previous count comes back at scope exit. Inside a
