@@ -95,7 +95,8 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
   return loss;
 }
 
-void FusedAdamW::clear_grads() {
+void FusedAdamW::zero_grad(bool set_to_none) {
+  if (!set_to_none) return torch::optim::AdamW::zero_grad();
   for (auto& group : param_groups()) {
     for (auto& p : group.params()) p.mutable_grad().reset();
   }

@@ -77,7 +77,7 @@ StepResult Trainer::step() {
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(r.lr);
   }
   model->train();
-  optimizer_->clear_grads();
+  optimizer_->zero_grad();
   const int64_t rank = dp_ ? dp_->rank() : 0, world = dp_ ? dp_->world_size() : 1;
   train_->skip(rank * options_.grad_accum());  // the lower ranks' micro-batches
   for (int64_t micro = 0; micro < options_.grad_accum(); ++micro) {

@@ -119,7 +119,7 @@ TEST(Optim, FusedAdamWMatchesTorchOverTenSteps) {
     set_lr(*fused, lr);
     set_lr(*reference, lr);
     auto idx = torch::randint(96, {2, 16});
-    fused->clear_grads();
+    fused->zero_grad();
     fused_model->forward(idx, idx).loss.backward();
     for (size_t i = 0; i < fused_params.size(); ++i) {
       torch_params[i].mutable_grad() = fused_params[i].grad().clone();
@@ -193,19 +193,33 @@ TEST(Optim, FusedAdamWStateIsTorchsAndAmsgradFallsBack) {
   EXPECT_TRUE(torch::equal(c, d));
 }
 
-// clear_grads drops the gradients; the next backward stores the same
-// numbers zero_grad + backward would have added into zeros.
-TEST(Optim, ClearGradsLeavesNoGradientAndSameNextGradient) {
+// zero_grad() drops the gradients, as PyTorch's default; the next backward
+// stores the same numbers zero_grad(false) + backward adds into zeros. Through
+// the base class (not virtual in LibTorch 1.13) the call still zeros.
+TEST(Optim, ZeroGradDropsGradientsAndZeroGradFalseZerosThem) {
   GPT model(testing::tiny_config().init(InitOptions().seed(7)));
   auto optimizer = configure_optimizers(*model, torch::optim::AdamWOptions(1e-3));
   auto idx = torch::randint(96, {2, 8});
   model->forward(idx, idx).loss.backward();
   const auto grad = model->lm_head->weight.grad().clone();
-  optimizer->clear_grads();
+  optimizer->zero_grad();
   for (const auto& p : model->parameters()) EXPECT_FALSE(p.grad().defined());
   model->forward(idx, idx).loss.backward();
   EXPECT_TRUE(torch::equal(model->lm_head->weight.grad(), grad));
   EXPECT_TRUE(model->lm_head->weight.grad().is_same(model->transformer->wte->weight.grad()));
+
+  optimizer->zero_grad(false);
+  for (const auto& p : model->parameters()) {
+    ASSERT_TRUE(p.grad().defined());
+    EXPECT_EQ(p.grad().abs().sum().item<float>(), 0.0f);
+  }
+  model->forward(idx, idx).loss.backward();
+  EXPECT_TRUE(torch::equal(model->lm_head->weight.grad(), grad));
+
+  torch::optim::Optimizer& base = *optimizer;
+  base.zero_grad();
+  EXPECT_TRUE(model->lm_head->weight.grad().defined());
+  EXPECT_EQ(model->lm_head->weight.grad().abs().sum().item<float>(), 0.0f);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ int main() {
 
   auto opt = gpt2::configure_optimizers(*model,               // decay on matrices only,
       torch::optim::AdamWOptions(6e-4).betas({0.9, 0.95}).weight_decay(0.1));  // tied matrix once
+  opt->zero_grad();                                           // drops the gradients, as PyTorch 2's
   out.loss.backward();
   opt->step();
 
