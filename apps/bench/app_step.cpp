@@ -9,6 +9,8 @@
 #include "gpt2/gpt2.h"
 #include "apps/bench/step_phases.h"
 
+#include <torch/nn/utils/clip_grad.h>
+
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -32,9 +34,12 @@ int main(int argc, char** argv) {
         *model, torch::optim::AdamWOptions(6e-4).betas({0.9, 0.95}).weight_decay(0.1));
     torch::manual_seed(0);
     auto x = torch::randint(a[3], {B, T}), y = torch::randint(a[3], {B, T});
-    // As an app writes it: the optimizer's own zero_grad().
-    const auto times =
-        gpt2::bench::time_steps(*model, *opt, [&] { opt->zero_grad(); }, x, y, warmup, steps);
+    // As an app writes it, nanoGPT's loop: the optimizer's own zero_grad(),
+    // torch's clip_grad_norm_.
+    const auto params = model->unique_parameters();
+    const auto times = gpt2::bench::time_steps(
+        *model, *opt, [&] { opt->zero_grad(); },
+        [&] { torch::nn::utils::clip_grad_norm_(params, 1.0); }, x, y, warmup, steps);
     struct rusage usage {};
     ::getrusage(RUSAGE_SELF, &usage);
     const gpt2::RuntimeInfo rt = gpt2::runtime_info();

@@ -3,7 +3,6 @@
 // and by gpt2-app-step (apps/bench/app_step.cpp), so both time the same
 // thing: header-only, on LibTorch and the public gpt2 API.
 
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/types.h>
 
 #include <algorithm>
@@ -22,15 +21,14 @@ using Phases = std::map<std::string, double>;
 
 /// Runs `warmup` untimed and `steps` timed steps of `model` on (x, y):
 /// `clear` drops the gradients, then forward with the loss, backward,
-/// clipping to 1.0, `opt.step()`.
-template <class Optimizer, class Clear>
-Phases time_steps(GPTImpl& model, Optimizer& opt, Clear clear, const torch::Tensor& x,
+/// `clip` (to a norm of 1.0), `opt.step()`.
+template <class Optimizer, class Clear, class Clip>
+Phases time_steps(GPTImpl& model, Optimizer& opt, Clear clear, Clip clip, const torch::Tensor& x,
                   const torch::Tensor& y, int64_t warmup, int64_t steps) {
   using Clock = std::chrono::steady_clock;
   const auto since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
-  const auto params = model.unique_parameters();
   std::map<std::string, std::vector<double>> times;
   for (int64_t step = 0; step < warmup + steps; ++step) {
     const auto t0 = Clock::now();
@@ -43,14 +41,14 @@ Phases time_steps(GPTImpl& model, Optimizer& opt, Clear clear, const torch::Tens
     loss.backward();
     const double bwd = since(t);
     t = Clock::now();
-    torch::nn::utils::clip_grad_norm_(params, 1.0);
-    const double clip = since(t);
+    clip();
+    const double clipped = since(t);
     t = Clock::now();
     opt.step();
     const double optim = since(t);
     if (step < warmup) continue;
     for (const auto& [phase, s] : {std::pair<const char*, double>{"zero_grad", zero},
-                                   {"forward", fwd}, {"backward", bwd}, {"clip", clip},
+                                   {"forward", fwd}, {"backward", bwd}, {"clip", clipped},
                                    {"optimizer", optim}, {"total", since(t0)}}) {
       times[phase].push_back(s);
     }

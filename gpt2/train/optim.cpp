@@ -2,9 +2,14 @@
 
 #include <ATen/Parallel.h>
 #include <c10/util/string_utils.h>
+#include <fmt/format.h>
 
 #include <cmath>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
+#include "gpt2/error.h"
 #include "gpt2/model/kernels/sgemm.h"
 #include "gpt2/train/detail/adamw_kernel.h"
 
@@ -60,8 +65,53 @@ bool FusedAdamW::fusable() const {
   return true;
 }
 
+double FusedAdamW::clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
+  // The factor will scale every gradient of this optimizer: refuse a list
+  // torch's clip would have scaled otherwise.
+  std::unordered_set<const void*> mine;
+  for (const auto& group : param_groups()) {
+    for (const auto& p : group.params()) mine.insert(p.unsafeGetTensorImpl());
+  }
+  std::unordered_set<const void*> given;
+  for (const auto& p : params) {
+    if (!mine.count(p.unsafeGetTensorImpl()) || !given.insert(p.unsafeGetTensorImpl()).second) {
+      throw Error(fmt::format("FusedAdamW::clip_grad_norm: parameter {} of {} (shape {}) is {}",
+                              given.size(), params.size(), c10::str(p.sizes()),
+                              mine.count(p.unsafeGetTensorImpl()) ? "listed twice"
+                                                                  : "not this optimizer's"));
+    }
+  }
+  if (given.size() != mine.size()) {
+    throw Error(fmt::format("FusedAdamW::clip_grad_norm: {} parameters given, the optimizer has {}",
+                            given.size(), mine.size()));
+  }
+  // torch::nn::utils::clip_grad_norm_'s 2-norm, op for op, so the norm and
+  // the factor are its to the bit.
+  std::vector<torch::Tensor> norms;
+  for (const auto& p : params) {
+    if (p.grad().defined()) norms.push_back(p.grad().data().norm(2));
+  }
+  grad_scale_ = 1;
+  if (norms.empty()) return 0.0;
+  const torch::Tensor total = norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);
+  const torch::Tensor factor = torch::clamp(max_norm / (total + 1e-6), c10::nullopt, 1.0);
+  grad_scale_ = factor.item<float>();
+  return total.item<double>();
+}
+
 torch::Tensor FusedAdamW::step(LossClosure closure) {
-  if (!fusable()) return torch::optim::AdamW::step(std::move(closure));
+  const float scale = std::exchange(grad_scale_, 1.0f);
+  if (!fusable()) {
+    if (scale != 1.0f) {
+      torch::NoGradGuard no_grad;
+      for (auto& group : param_groups()) {
+        for (auto& p : group.params()) {
+          if (p.grad().defined()) p.mutable_grad().mul_(scale);
+        }
+      }
+    }
+    return torch::optim::AdamW::step(std::move(closure));
+  }
   torch::NoGradGuard no_grad;
   torch::Tensor loss;
   if (closure) {
@@ -82,7 +132,8 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
       s.step(s.step() + 1);
-      const auto c = coefficients(options, s.step());  // decay 1 - lr * 0 = 1 exactly
+      auto c = coefficients(options, s.step());  // decay 1 - lr * 0 = 1 exactly
+      c.grad_scale = scale;
       float* w = p.data_ptr<float>();
       const float* g = p.grad().data_ptr<float>();
       float* m = s.exp_avg().data_ptr<float>();
@@ -96,6 +147,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
 }
 
 void FusedAdamW::zero_grad(bool set_to_none) {
+  grad_scale_ = 1;
   if (!set_to_none) return torch::optim::AdamW::zero_grad();
   for (auto& group : param_groups()) {
     for (auto& p : group.params()) p.mutable_grad().reset();

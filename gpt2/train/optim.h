@@ -46,8 +46,22 @@ class FusedAdamW : public torch::optim::AdamW {
   /// called through an Optimizer& it still zeros.
   void zero_grad(bool set_to_none = true);
 
+  /// torch::nn::utils::clip_grad_norm_(params, max_norm), the scaling
+  /// folded into the next step(): returns the same total norm (before
+  /// clipping, summed in the order of `params`) and computes the same
+  /// factor, min(1, max_norm / (norm + 1e-6)), but leaves the gradients as
+  /// they are; step() multiplies each gradient by it as it reads it, which
+  /// saves a pass over every gradient (25 ms of a 124M step). The update
+  /// equals clip_grad_norm_ then step() to the bit. `params` must be this
+  /// optimizer's parameters, each once, in any order (a gpt2::Error
+  /// otherwise). The next step() or zero_grad() ends the factor; a step()
+  /// that is not fused scales the gradients first.
+  double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
+
  private:
   bool fusable() const;
+
+  float grad_scale_ = 1;  // from clip_grad_norm, for the next step()
 };
 
 /// FusedAdamW over param_groups(model): the decay group uses

@@ -3,7 +3,6 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <torch/nn/utils/clip_grad.h>
 
 #include <chrono>
 #include <cmath>
@@ -89,7 +88,8 @@ StepResult Trainer::step() {
   }
   train_->skip((world - 1 - rank) * options_.grad_accum());  // the higher ranks'
   if (dp_) r.loss = dp_->average_gradients(params_, r.loss);
-  r.grad_norm = torch::nn::utils::clip_grad_norm_(
+  // As clip_grad_norm_, the scaling done inside the optimizer's step.
+  r.grad_norm = optimizer_->clip_grad_norm(
       params_, options_.grad_clip() > 0 ? options_.grad_clip()
                                         : std::numeric_limits<double>::infinity());
   r.skipped = !std::isfinite(r.loss) || !std::isfinite(r.grad_norm);

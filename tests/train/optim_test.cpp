@@ -2,11 +2,16 @@
 
 #include <gtest/gtest.h>
 #include <ATen/Parallel.h>
+#include <torch/nn/utils/clip_grad.h>
 #include <torch/serialize/archive.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <sstream>
+#include <string>
 
 #include "test_util.h"
 
@@ -191,6 +196,78 @@ TEST(Optim, FusedAdamWStateIsTorchsAndAmsgradFallsBack) {
   ams.step();
   ams_reference.step();
   EXPECT_TRUE(torch::equal(c, d));
+}
+
+// clip_grad_norm folds torch's clip_grad_norm_ into the next step: the same
+// norm, the gradients untouched until then and after, and the same weights
+// to the bit over three steps, fused and (amsgrad: torch's step, given the
+// gradients scaled first) not; with an infinite bound, no clip.
+TEST(Optim, ClipGradNormInTheStepEqualsTorchsClipThenStep) {
+  for (const bool amsgrad : {false, true}) {
+    for (const double max_norm : {0.05, std::numeric_limits<double>::infinity()}) {
+      const auto options = torch::optim::AdamWOptions(1e-2).betas({0.9, 0.95}).weight_decay(0.1)
+                               .amsgrad(amsgrad);
+      GPT a(testing::tiny_config().init(InitOptions().seed(5)));
+      GPT b(testing::tiny_config().init(InitOptions().seed(5)));
+      auto oa = configure_optimizers(*a, options), ob = configure_optimizers(*b, options);
+      const auto pa = a->unique_parameters(), pb = b->unique_parameters();
+      for (int step = 0; step < 3; ++step) {
+        const std::string at = "amsgrad " + std::to_string(amsgrad) + " max_norm " +
+                               std::to_string(max_norm) + " step " + std::to_string(step);
+        const auto idx = torch::randint(96, {2, 8});
+        oa->zero_grad();
+        ob->zero_grad();
+        torch::manual_seed(step);
+        a->forward(idx, idx).loss.backward();
+        torch::manual_seed(step);
+        b->forward(idx, idx).loss.backward();
+        const double want = torch::nn::utils::clip_grad_norm_(pa, max_norm);
+        if (std::isfinite(max_norm)) {
+          EXPECT_GT(want, max_norm) << at;  // the clip scales
+        }
+        const auto grad = pb[0].grad().clone();
+        EXPECT_EQ(ob->clip_grad_norm(pb, max_norm), want) << at;
+        EXPECT_TRUE(torch::equal(pb[0].grad(), grad)) << at;
+        oa->step();
+        ob->step();
+        if (!amsgrad) {
+          EXPECT_TRUE(torch::equal(pb[0].grad(), grad)) << at;  // read, not written
+        }
+        for (size_t i = 0; i < pa.size(); ++i) {
+          EXPECT_TRUE(torch::equal(pa[i], pb[i])) << at << " parameter " << i;
+        }
+      }
+    }
+  }
+}
+
+// The factor scales every gradient of the optimizer, so the list must be its
+// parameters, each once: anything else is refused by name before any norm.
+TEST(Optim, ClipGradNormRefusesAListThatIsNotTheOptimizers) {
+  GPT model(testing::tiny_config().init(InitOptions().seed(5)));
+  GPT other(testing::tiny_config().init(InitOptions().seed(5)));
+  auto optimizer = configure_optimizers(*model, torch::optim::AdamWOptions(1e-3));
+  auto params = model->unique_parameters();
+  const auto expect_refused = [&](const std::vector<torch::Tensor>& list, const char* says) {
+    try {
+      optimizer->clip_grad_norm(list, 1.0);
+      ADD_FAILURE() << "accepted a list that " << says;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  auto twice = params;
+  twice.push_back(params[0]);
+  expect_refused(twice, "listed twice");
+  auto foreign = params;
+  foreign[3] = other->unique_parameters()[3];
+  expect_refused(foreign, "parameter 3 of");
+  expect_refused(foreign, "not this optimizer's");
+  expect_refused({params.begin(), params.end() - 1},
+                 (std::to_string(params.size() - 1) + " parameters given, the optimizer has " +
+                  std::to_string(params.size())).c_str());
+  std::reverse(params.begin(), params.end());
+  EXPECT_EQ(optimizer->clip_grad_norm(params, 1.0), 0.0);  // any order; no gradients yet
 }
 
 // zero_grad() drops the gradients, as PyTorch's default; the next backward

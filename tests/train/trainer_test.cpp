@@ -1,6 +1,7 @@
 // The training run: exact resume, the non-finite guard, eval mode.
 
 #include <gtest/gtest.h>
+#include <torch/nn/utils/clip_grad.h>
 #include <nlohmann/json.hpp>
 #include <torch/types.h>
 
@@ -179,16 +180,31 @@ TEST(Trainer, EvaluateIsDeterministicInEvalModeWithoutGrad) {
   EXPECT_TRUE(std::isfinite(a));
 }
 
-// The step reports the norm before clipping and clips to grad_clip.
-TEST(Trainer, GradNormIsReportedBeforeClipping) {
+// The step reports the norm before clipping and clips to grad_clip: its
+// update is torch's clip_grad_norm_ then the optimizer's step, to the bit.
+// The clip's scaling happens inside the step, so the gradients the step
+// leaves are the unclipped ones it was given, and they give the reference.
+TEST(Trainer, GradNormIsReportedBeforeClippingAndTheUpdateIsClipped) {
   TinyRun run;
-  Trainer t(run.model(0.0), TinyRun::options().grad_clip(1e-3), run.data);
+  const TrainOptions options = TinyRun::options().grad_clip(1e-3);
+  Trainer t(run.model(0.0), options, run.data);
+  GPT reference = std::dynamic_pointer_cast<GPTImpl>(t.model->clone());
   const StepResult r = t.step();
   EXPECT_GT(r.grad_norm, 1e-3);
+  const auto params = t.model->unique_parameters(), ref = reference->unique_parameters();
   double sq = 0;
-  for (const auto& p : t.model->unique_parameters()) sq += p.grad().pow(2).sum().item<double>();
-  // clip_grad_norm_ scales by max / (norm + 1e-6): the result is max to 1e-6 relative.
-  EXPECT_NEAR(std::sqrt(sq), 1e-3, 1e-6);
+  for (size_t i = 0; i < params.size(); ++i) {
+    sq += params[i].grad().pow(2).sum().item<double>();
+    ref[i].mutable_grad() = params[i].grad().clone();
+  }
+  EXPECT_NEAR(std::sqrt(sq), r.grad_norm, 1e-6 * r.grad_norm);
+
+  auto opt = configure_optimizers(*reference, torch::optim::AdamWOptions(r.lr)
+                                                  .betas({options.beta1(), options.beta2()})
+                                                  .weight_decay(options.weight_decay()));
+  EXPECT_EQ(torch::nn::utils::clip_grad_norm_(ref, 1e-3), r.grad_norm);
+  opt->step();
+  expect_same_weights(*t.model, *reference);
 }
 
 // An optimizer state from a model of other sizes is refused by name, and

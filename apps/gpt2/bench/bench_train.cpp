@@ -70,7 +70,11 @@ Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f) {
       *model, torch::optim::AdamWOptions(6e-4).betas({0.9, 0.95}).weight_decay(0.1));
   auto x = torch::randint(config.vocab_size(), {f.batch, f.seq});
   auto y = torch::randint(config.vocab_size(), {f.batch, f.seq});
-  return bench::time_steps(*model, *opt, [&] { opt->zero_grad(); }, x, y, f.warmup, f.steps);
+  // As Trainer::step: the clip's scaling folded into the optimizer's step.
+  const auto params = model->unique_parameters();
+  return bench::time_steps(
+      *model, *opt, [&] { opt->zero_grad(); }, [&] { opt->clip_grad_norm(params, 1.0); }, x,
+      y, f.warmup, f.steps);
 }
 
 // One run of a side in its own process: the peer or the default-settings app.

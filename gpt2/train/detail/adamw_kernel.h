@@ -18,9 +18,11 @@ struct AdamWCoefficients {
   float sqrt_bias_correction2 = 1;  ///< sqrt(1 - beta2^step)
   float eps = 1e-8f;
   float neg_step_size = 0;  ///< -lr / (1 - beta1^step)
+  float grad_scale = 1;     ///< g <- g grad_scale first: a clip folded in (1: none)
 };
 
 /// Updates n elements in place, in the order of torch::optim::AdamW's ops:
+///   g *= grad_scale (the gradient as read; g itself is not written);
 ///   p *= decay; m = m beta1 + (1 - beta1) g; v = v beta2 + (1 - beta2) g g;
 ///   p += neg_step_size m / (sqrt(v) / sqrt_bias_correction2 + eps).
 void adamw_update(float* p, const float* g, float* m, float* v, int64_t n,
