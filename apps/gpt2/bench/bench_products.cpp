@@ -27,17 +27,24 @@ struct Shape {
 };
 
 
-// Seconds for y = linear(x, w, b) and its backward (dx, dw, db) on `backend`.
-double linear_step(MatmulBackend backend, const Shape& s, int64_t rows) {
-  set_matmul_backend(backend);
-  auto x = torch::randn({rows, s.in}).requires_grad_();
-  auto w = torch::randn({s.out, s.in}).mul_(0.02).requires_grad_();
-  auto b = torch::zeros({s.out}).requires_grad_();
-  auto g = torch::randn({rows, s.out});
-  const auto t = Clock::now();
-  gpt2::linear(x, w, b).backward(g);
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+// One shape's operands, made once: each run times the product and its
+// backward (dx, dw, db) into dropped gradients, as a training step does.
+struct Operands {
+  torch::Tensor x, w, b, g;
+  Operands(const Shape& s, int64_t rows)
+      : x(torch::randn({rows, s.in}).requires_grad_()),
+        w(torch::randn({s.out, s.in}).mul_(0.02).requires_grad_()),
+        b(torch::zeros({s.out}).requires_grad_()),
+        g(torch::randn({rows, s.out})) {}
+
+  double seconds(MatmulBackend backend) {
+    set_matmul_backend(backend);
+    for (auto* t : {&x, &w, &b}) t->mutable_grad().reset();
+    const auto start = Clock::now();
+    gpt2::linear(x, w, b).backward(g);
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+};
 
 }  // namespace
 
@@ -57,21 +64,28 @@ int run_bench_products(const BenchProductsFlags& f, std::ostream& out) {
   const RuntimeInfo rt = runtime_info();
   fmt::print(out, "runtime   {}\n", runtime_line(rt));
   fmt::print(out, "products  {} preset, {} rows (B {} x T {}), forward + backward of each Linear, "
-                  "median of {} after 1 warm-up, alternating\n",
+                  "median of {} after 1 warm-up, round-robin over shapes and sides\n",
              f.preset, rows, f.batch, f.seq, f.repeats);
   fmt::print(out, "  {:<12} {:>16} {:>10} {:>10} {:>9} {:>9}\n", "layer", "(in, out)",
              "onednn ms", "torch ms", "torch/dnn", "per step");
-  double step_dnn = 0, step_torch = 0;
-  for (const Shape& s : shapes) {
-    std::vector<double> dnn, blas;
-    for (int r = 0; r <= f.repeats; ++r) {
-      const double a = linear_step(MatmulBackend::onednn, s, rows);
-      const double b = linear_step(MatmulBackend::torch, s, rows);
-      if (r == 0) continue;  // warm-up: oneDNN's JIT, OpenBLAS's threads
-      dnn.push_back(a);
-      blas.push_back(b);
+  // Round-robin over shapes and sides, so that a burst of the machine's
+  // noise spreads over all of them instead of one shape's repeats.
+  std::vector<Operands> operands;
+  for (const Shape& s : shapes) operands.emplace_back(s, rows);
+  std::vector<std::vector<double>> dnn(shapes.size()), blas(shapes.size());
+  for (int r = 0; r <= f.repeats; ++r) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const double a = operands[i].seconds(MatmulBackend::onednn);
+      const double b = operands[i].seconds(MatmulBackend::torch);
+      if (r == 0) continue;  // warm-up: oneDNN's JIT, OpenBLAS's threads, first touch
+      dnn[i].push_back(a);
+      blas[i].push_back(b);
     }
-    const double d = median(dnn), t = median(blas);
+  }
+  double step_dnn = 0, step_torch = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Shape& s = shapes[i];
+    const double d = median(dnn[i]), t = median(blas[i]);
     step_dnn += d * s.per_step;
     step_torch += t * s.per_step;
     fmt::print(out, "  {:<12} {:>16} {:>10.2f} {:>10.2f} {:>9.2f} {:>8}x\n", s.name,
