@@ -66,6 +66,12 @@ bool FusedAdamW::fusable() const {
 }
 
 double FusedAdamW::clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
+  // torch's takes any number: a negative bound would flip every gradient,
+  // NaN would make every weight NaN.
+  if (!(max_norm > 0)) {
+    throw Error(fmt::format("FusedAdamW::clip_grad_norm: max_norm must be positive (infinity: no "
+                            "clip), got {}", max_norm));
+  }
   // The factor will scale every gradient of this optimizer: refuse a list
   // torch's clip would have scaled otherwise.
   std::unordered_set<const void*> mine;

@@ -242,7 +242,8 @@ TEST(Optim, ClipGradNormInTheStepEqualsTorchsClipThenStep) {
 }
 
 // The factor scales every gradient of the optimizer, so the list must be its
-// parameters, each once: anything else is refused by name before any norm.
+// parameters, each once, and the bound positive: anything else is refused by
+// name before any norm.
 TEST(Optim, ClipGradNormRefusesAListThatIsNotTheOptimizers) {
   GPT model(testing::tiny_config().init(InitOptions().seed(5)));
   GPT other(testing::tiny_config().init(InitOptions().seed(5)));
@@ -266,6 +267,15 @@ TEST(Optim, ClipGradNormRefusesAListThatIsNotTheOptimizers) {
   expect_refused({params.begin(), params.end() - 1},
                  (std::to_string(params.size() - 1) + " parameters given, the optimizer has " +
                   std::to_string(params.size())).c_str());
+  for (const double bound : {-1.0, 0.0, std::numeric_limits<double>::quiet_NaN()}) {
+    try {
+      optimizer->clip_grad_norm(params, bound);
+      ADD_FAILURE() << "accepted max_norm " << bound;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("max_norm must be positive"), std::string::npos)
+          << e.what();
+    }
+  }
   std::reverse(params.begin(), params.end());
   EXPECT_EQ(optimizer->clip_grad_norm(params, 1.0), 0.0);  // any order; no gradients yet
 }

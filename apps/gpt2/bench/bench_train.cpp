@@ -182,7 +182,8 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const double flops = tokens * (6 * n + 12.0 * config.n_layer() * f.seq * config.n_embd());
   fmt::print(out, "bench     {} preset, B {} T {}, AdamW (nanoGPT groups), median of {} steps after "
                   "{} warm-up, {} rounds\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds);
-  fmt::print(out, "C++       as `gpt2 train` runs: {}; {}\n", runtime_line(rt),
+  fmt::print(out, "C++       as `gpt2 train` runs: {}; {}; the clip's scaling in the optimizer's "
+                  "step\n", runtime_line(rt),
              kept ? "freed memory kept in the heap" : "MALLOC_* from the environment");
   fmt::print(out, "peak      float32 2048^2 product: torch::mm (BLAS) {:.1f} GFLOP/s, oneDNN {:.1f} "
                   "GFLOP/s\n", blas_peak / 1e9, dnn_peak / 1e9);
