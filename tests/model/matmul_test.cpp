@@ -117,6 +117,37 @@ TEST(Matmul, WeightsWithRowsFourKibApartAreReadRight) {
 }
 #endif
 
+// The forward's x W^T of 32 rows or more runs on oneDNN's matmul primitive
+// where it has brgemm kernels (AVX-512; onednn_matmul.cpp), on sgemm
+// elsewhere (Matmul.under_avx2 runs this again under an AVX2 limit).
+TEST(Matmul, ForwardProductsOnTheMatmulPrimitiveMatchFloat64) {
+  BackendScope scope(MatmulBackend::onednn);
+  EXPECT_FALSE(detail::matmul_nt_takes(16, 768, 768));     // few rows: sgemm's
+  EXPECT_TRUE(detail::matmul_nt_takes(32, 768, 768));
+  EXPECT_TRUE(detail::matmul_nt_takes(8, 50257, 768));     // a head of the vocabulary's size
+  torch::manual_seed(5);
+  const auto x = torch::randn({64, 96}), w = torch::randn({40, 96}), b = torch::randn({40});
+  // Straight, and C += A B^T (the bias's rows are copied into C first).
+  for (bool accumulate : {false, true}) {
+    auto c = accumulate ? b.expand({64, 40}).contiguous() : torch::full({64, 40}, 7.0f);
+    const auto before = c.clone();
+    const bool ran = detail::matmul_nt(64, 40, 96, {x.data_ptr<float>(), 96},
+                                       {w.data_ptr<float>(), 96}, accumulate, c.data_ptr<float>(), 40);
+    EXPECT_EQ(ran, detail::onednn_runs_avx512()) << "accumulate " << accumulate;
+    if (!ran) {
+      EXPECT_TRUE(torch::equal(c, before)) << "declined, yet wrote C";
+      continue;
+    }
+    const auto want = x.to(torch::kDouble).mm(w.to(torch::kDouble).t()) +
+                      (accumulate ? b.to(torch::kDouble) : torch::zeros({40}, torch::kDouble));
+    expect_close(c, want, accumulate ? "A B^T + C" : "A B^T");
+  }
+  // Through linear: rows apart, a weight whose rows lie 4 KiB apart.
+  const auto big = torch::randn({2, 48, 3, 96});
+  expect_matches_float64(big.select(2, 1), w, b);
+  expect_matches_float64(torch::randn({40, 1024}), torch::randn({256, 1024}), {});
+}
+
 TEST(Matmul, InputsAreNotWritten) {
   BackendScope scope(MatmulBackend::onednn);
   for (int64_t rows : {1, 4}) {  // one row: the bias's broadcast is itself contiguous

@@ -119,7 +119,10 @@ bool detail::widen_b(bool trans_a, bool trans_b, int64_t rows, int64_t cols, int
   constexpr int64_t kAliasStride = 1024;             // floats: 4 KiB
   constexpr int64_t kSmallBytes = int64_t{1} << 20;  // stays in L2 however it is walked
   if (trans_a || ld % kAliasStride != 0 || rows * cols * 4 < kSmallBytes) return false;
-  if (!trans_b) return true;
+  return !trans_b || onednn_runs_avx512();
+}
+
+bool detail::onednn_runs_avx512() {
   const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
   const auto avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
   return (isa & avx512) == avx512;
@@ -133,6 +136,10 @@ void detail::sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, 
   // (B untransposed) on AVX2 and AVX-512, the forward (B transposed) on
   // AVX-512. Copying B to rows one cache line longer costs a fraction of
   // what it saves there; elsewhere B is read as it is.
+  if (!trans_a && trans_b && alpha == 1.0f && (beta == 0.0f || beta == 1.0f) &&
+      matmul_nt(M, N, K, a, b, beta == 1.0f, c, ldc)) {
+    return;  // x W^T on oneDNN's brgemm kernels (onednn_matmul.cpp)
+  }
   const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
   Tensor wide;
   if (widen_b(trans_a, trans_b, b_rows, b_cols, b.ld)) {
@@ -155,6 +162,7 @@ void detail::sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, 
 }
 #else
 bool detail::widen_b(bool, bool, int64_t, int64_t, int64_t) { return false; }
+bool detail::onednn_runs_avx512() { return false; }
 
 void detail::sgemm(bool, bool, int64_t, int64_t, int64_t, float, Matrix, Matrix, float, float*,
                    int64_t) {
@@ -195,9 +203,15 @@ BackendChoice choose_matmul_backend() {
   auto corename = reinterpret_cast<GetCore>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
   if (!corename) return {MatmulBackend::onednn, "the system BLAS is not OpenBLAS"};
   const std::string core = corename();
-  if (is_generic_openblas_core(core)) return {MatmulBackend::onednn, "OpenBLAS runs its generic " + core + " kernels"};
+  // Which of oneDNN's kernels the forward's x W^T runs on (sgemm.h).
+  const std::string forward = detail::onednn_runs_avx512()
+                                  ? "; x W^T on oneDNN's brgemm matmul (AVX-512)"
+                                  : "";
+  if (is_generic_openblas_core(core)) {
+    return {MatmulBackend::onednn, "OpenBLAS runs its generic " + core + " kernels" + forward};
+  }
   return {MatmulBackend::onednn, "OpenBLAS " + core + " kernels; oneDNN ran the model's products "
-                                 "faster on every CPU measured (docs/speed.md)"};
+                                 "faster on every CPU measured (docs/speed.md)" + forward};
 }
 
 bool is_generic_openblas_core(const std::string& core) {

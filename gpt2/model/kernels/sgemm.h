@@ -22,6 +22,21 @@ struct Matrix {
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, Matrix a,
            Matrix b, float beta, float* c, int64_t ldc);
 
+/// The forward's x W^T (A untransposed, B transposed, alpha 1) through
+/// oneDNN's matmul primitive: C = A B^T, or C += A B^T when `accumulate`.
+/// Runs when matmul_nt_takes(M, N, K) and oneDNN implements the shape with
+/// its brgemm kernels (AVX-512), and returns true; otherwise does nothing
+/// and returns false, for sgemm to run it. onednn_matmul.cpp says why.
+bool matmul_nt(int64_t M, int64_t N, int64_t K, Matrix a, Matrix b, bool accumulate, float* c,
+               int64_t ldc);
+/// Whether matmul_nt tries the primitive for this size: 32 rows of A or
+/// more (8 when N K is vocabulary-sized), outside an OpenMP parallel region.
+bool matmul_nt_takes(int64_t M, int64_t N, int64_t K);
+
+/// Whether oneDNN runs its AVX-512 kernels here (not under an ISA limit
+/// such as DNNL_MAX_CPU_ISA=AVX2, nor in a build without oneDNN).
+bool onednn_runs_avx512();
+
 /// Whether sgemm copies B, `rows` x `cols` as stored, to rows one cache line
 /// longer first: A untransposed, B of 1 MiB or more with a row stride that
 /// is a multiple of 4 KiB, and B untransposed or oneDNN running AVX-512.
