@@ -117,14 +117,15 @@ TEST(Matmul, WeightsWithRowsFourKibApartAreReadRight) {
 }
 #endif
 
-// The forward's x W^T of 32 rows or more runs on oneDNN's matmul primitive
+// The forward's x W^T of 16 rows or more runs on oneDNN's matmul primitive
 // where it has brgemm kernels (AVX-512; onednn_matmul.cpp), on sgemm
 // elsewhere (Matmul.under_avx2 runs this again under an AVX2 limit).
 TEST(Matmul, ForwardProductsOnTheMatmulPrimitiveMatchFloat64) {
   BackendScope scope(MatmulBackend::onednn);
-  EXPECT_FALSE(detail::matmul_nt_takes(16, 768, 768));     // few rows: sgemm's
-  EXPECT_TRUE(detail::matmul_nt_takes(32, 768, 768));
-  EXPECT_TRUE(detail::matmul_nt_takes(8, 50257, 768));     // a head of the vocabulary's size
+  EXPECT_FALSE(detail::matmul_nt_takes(8, 3072, 768));    // few rows: sgemm's
+  EXPECT_TRUE(detail::matmul_nt_takes(16, 3072, 768));
+  EXPECT_TRUE(detail::matmul_nt_takes(4, 50257, 768));    // a head of the vocabulary's size
+  EXPECT_FALSE(detail::matmul_nt_takes(2, 50257, 768));
   torch::manual_seed(5);
   const auto x = torch::randn({64, 96}), w = torch::randn({40, 96}), b = torch::randn({40});
   // Straight, and C += A B^T (the bias's rows are copied into C first).

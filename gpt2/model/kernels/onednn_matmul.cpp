@@ -26,12 +26,13 @@
 namespace gpt2::detail {
 namespace {
 
-// Rows of x below which sgemm stays: at M 1 sgemm's matrix-vector kernel
-// won, and at M 8 on a 3072 x 768 weight it was still ahead (0.28 against
-// 0.35 ms); from M 32 the primitive won on every weight of the model. On
-// the vocabulary-sized head it won from M 8 (10.5 against 21.1 ms).
-constexpr int64_t kMinRows = 32;
-constexpr int64_t kMinRowsWideB = 8;
+// Rows of x below which sgemm stays (medians on the AMD EPYC, Zen 4, 2
+// threads, K 768): up to 8 rows its matrix-vector kernels won (3072-wide W:
+// 0.26 against 0.34 ms at 8 rows), from 16 the primitive won on every weight
+// (1.45 against 0.54 ms at 16; 1.76 against 0.92 at 32). On the
+// vocabulary-sized head it won from 4 rows (12.9 against 8.9 ms), not at 2.
+constexpr int64_t kMinRows = 16;
+constexpr int64_t kMinRowsWideB = 4;
 constexpr int64_t kWideB = int64_t{1} << 24;  // N * K: the 124M head's 38.6M
 // Shapes kept; past it the cache starts again (a server sees many M).
 constexpr size_t kMaxKept = 256;

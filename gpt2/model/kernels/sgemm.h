@@ -29,8 +29,8 @@ void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float al
 /// and returns false, for sgemm to run it. onednn_matmul.cpp says why.
 bool matmul_nt(int64_t M, int64_t N, int64_t K, Matrix a, Matrix b, bool accumulate, float* c,
                int64_t ldc);
-/// Whether matmul_nt tries the primitive for this size: 32 rows of A or
-/// more (8 when N K is vocabulary-sized), outside an OpenMP parallel region.
+/// Whether matmul_nt tries the primitive for this size: 16 rows of A or
+/// more (4 when N K is vocabulary-sized), outside an OpenMP parallel region.
 bool matmul_nt_takes(int64_t M, int64_t N, int64_t K);
 
 /// Whether oneDNN runs its AVX-512 kernels here (not under an ISA limit
