@@ -7,7 +7,7 @@
 /// LibTorch sends torch::mm and torch::linear to the system BLAS (Debian 12:
 /// OpenBLAS 0.3.21). gpt2::linear can instead call oneDNN's sgemm (libdnnl,
 /// a dependency of Debian's libtorch) through an autograd function whose
-/// forward and backward are three sgemm calls, and the fused attention
+/// forward and backward are three oneDNN products, and the fused attention
 /// (fused_attention.h) runs on the same sgemm. Which is faster depends on the
 /// machine: on an Intel Xeon where OpenBLAS does not know the CPU and falls
 /// back to SSE3 "Prescott" kernels, oneDNN ran 2048^2 products 4-6x faster;
