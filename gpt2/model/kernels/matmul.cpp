@@ -130,16 +130,16 @@ bool detail::onednn_runs_avx512() {
 
 void detail::sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                    Matrix a, Matrix b, float beta, float* c, int64_t ldc) {
+  if (!trans_a && trans_b && alpha == 1.0f && (beta == 0.0f || beta == 1.0f) &&
+      matmul_nt(M, N, K, a, b, beta == 1.0f, c, ldc)) {
+    return;  // x W^T on oneDNN's brgemm kernels (onednn_matmul.cpp)
+  }
   // A row stride that is a multiple of 4 KiB puts every row of B in the same
   // cache sets. oneDNN's kernels ran mlp.c_proj's products with its 768 x
   // 3072 weight as B at up to half speed (docs/speed.md): the input gradient
   // (B untransposed) on AVX2 and AVX-512, the forward (B transposed) on
   // AVX-512. Copying B to rows one cache line longer costs a fraction of
   // what it saves there; elsewhere B is read as it is.
-  if (!trans_a && trans_b && alpha == 1.0f && (beta == 0.0f || beta == 1.0f) &&
-      matmul_nt(M, N, K, a, b, beta == 1.0f, c, ldc)) {
-    return;  // x W^T on oneDNN's brgemm kernels (onednn_matmul.cpp)
-  }
   const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
   Tensor wide;
   if (widen_b(trans_a, trans_b, b_rows, b_cols, b.ld)) {

@@ -52,7 +52,7 @@ const dnnl::engine& engine() {
 
 std::shared_ptr<const Kept> make(const Key& key) {
   const auto [M, N, K, lda, ldb, ldc, accumulate, threads] = key;
-  (void)threads;  // oneDNN reads the team size itself as it makes the primitive
+  (void)threads;  // in the key: oneDNN sizes a primitive for the team it finds when made
   using dt = dnnl::memory::data_type;
   const dnnl::memory::desc a({M, K}, dt::f32, {lda, 1});
   const dnnl::memory::desc b({K, N}, dt::f32, {1, ldb});  // W (N, K) read as W^T
@@ -76,6 +76,7 @@ std::shared_ptr<const Kept> make(const Key& key) {
   return kept;
 }
 
+// Made under the lock: a shape's first call waits for it once.
 std::shared_ptr<const Kept> find(const Key& key) {
   static std::mutex mutex;
   static std::map<Key, std::shared_ptr<const Kept>> kept;

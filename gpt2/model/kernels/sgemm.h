@@ -18,7 +18,8 @@ struct Matrix {
 /// Row-major C (M, N) = alpha op(A) op(B) + beta C, where op transposes when
 /// asked. Runs on the calling OpenMP team: all of torch's intra-op threads
 /// outside a parallel region, one thread inside at::parallel_for (oneDNN
-/// does not nest: inside a parallel region it counts one thread).
+/// does not nest: inside a parallel region it counts one thread). A W^T
+/// with alpha 1 and beta 0 or 1 goes to matmul_nt first.
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, Matrix a,
            Matrix b, float beta, float* c, int64_t ldc);
 
