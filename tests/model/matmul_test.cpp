@@ -126,6 +126,10 @@ TEST(Matmul, ForwardProductsOnTheMatmulPrimitiveMatchFloat64) {
   EXPECT_TRUE(detail::matmul_nt_takes(16, 3072, 768));
   EXPECT_TRUE(detail::matmul_nt_takes(4, 50257, 768));    // a head of the vocabulary's size
   EXPECT_FALSE(detail::matmul_nt_takes(2, 50257, 768));
+  // The rule's reason, printed by inspect, bench and the runtime line, says so.
+  EXPECT_EQ(choose_matmul_backend().reason.find("brgemm") != std::string::npos,
+            detail::onednn_runs_avx512())
+      << choose_matmul_backend().reason;
   torch::manual_seed(5);
   const auto x = torch::randn({64, 96}), w = torch::randn({40, 96}), b = torch::randn({40});
   // Straight, and C += A B^T (the bias's rows are copied into C first).

@@ -123,9 +123,13 @@ bool detail::widen_b(bool trans_a, bool trans_b, int64_t rows, int64_t cols, int
 }
 
 bool detail::onednn_runs_avx512() {
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const auto avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
-  return (isa & avx512) == avx512;
+  // oneDNN fixes its ISA (DNNL_MAX_CPU_ISA included) at its first use.
+  static const bool avx512 = [] {
+    const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    const auto core = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
+    return (isa & core) == core;
+  }();
+  return avx512;
 }
 
 void detail::sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
@@ -199,14 +203,13 @@ BackendChoice matmul_backend_choice() {
 
 BackendChoice choose_matmul_backend() {
   if (!onednn_available()) return {MatmulBackend::torch, "this build has no oneDNN"};
+  // Which of oneDNN's kernels the forward's x W^T runs on (sgemm.h).
+  const std::string forward =
+      detail::onednn_runs_avx512() ? "; x W^T on oneDNN's brgemm matmul (AVX-512)" : "";
   using GetCore = char* (*)();
   auto corename = reinterpret_cast<GetCore>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  if (!corename) return {MatmulBackend::onednn, "the system BLAS is not OpenBLAS"};
+  if (!corename) return {MatmulBackend::onednn, "the system BLAS is not OpenBLAS" + forward};
   const std::string core = corename();
-  // Which of oneDNN's kernels the forward's x W^T runs on (sgemm.h).
-  const std::string forward = detail::onednn_runs_avx512()
-                                  ? "; x W^T on oneDNN's brgemm matmul (AVX-512)"
-                                  : "";
   if (is_generic_openblas_core(core)) {
     return {MatmulBackend::onednn, "OpenBLAS runs its generic " + core + " kernels" + forward};
   }

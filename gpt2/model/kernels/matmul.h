@@ -1,8 +1,9 @@
 #pragma once
 /// The model's float32 matrix products on the CPU: oneDNN's sgemm or the
 /// system BLAS, chosen per machine by a rule a benchmark backs. Where oneDNN
-/// runs AVX-512, the forward's x W^T goes to its matmul primitive instead of
-/// sgemm (brgemm kernels: faster on that product; onednn_matmul.cpp).
+/// runs AVX-512, the forward's x W^T of 16 rows or more goes to its matmul
+/// primitive instead of sgemm (brgemm kernels: faster on that product;
+/// onednn_matmul.cpp).
 ///
 /// LibTorch sends torch::mm and torch::linear to the system BLAS (Debian 12:
 /// OpenBLAS 0.3.21). gpt2::linear can instead call oneDNN's sgemm (libdnnl,

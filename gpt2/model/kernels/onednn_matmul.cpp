@@ -87,25 +87,19 @@ std::shared_ptr<const Kept> find(const Key& key) {
   return kept.emplace(key, make(key)).first->second;
 }
 
-// The calling thread's scratchpad, grown as needed and kept.
+// The calling thread's scratchpad, grown as needed and kept (about 257 KB
+// for the model's shapes: allocated per call, glibc would map and unmap it).
 void* scratchpad(size_t bytes) {
-  struct Buffer {
-    void* data = nullptr;
-    size_t size = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffer;
-  if (bytes > buffer.size) {
-    constexpr size_t kAlign = 64;
-    const size_t size = (bytes + kAlign - 1) / kAlign * kAlign;
-    void* data = std::aligned_alloc(kAlign, size);
+  constexpr size_t kAlign = 64;
+  thread_local std::unique_ptr<void, void (*)(void*)> data{nullptr, std::free};
+  thread_local size_t size = 0;
+  if (bytes > size) {
+    const size_t want = (bytes + kAlign - 1) / kAlign * kAlign;
+    data.reset(std::aligned_alloc(kAlign, want));
+    size = data ? want : 0;
     if (!data) throw std::bad_alloc();
-    std::free(buffer.data);
-    buffer = {};
-    buffer.data = data;
-    buffer.size = size;
   }
-  return buffer.data;
+  return data.get();
 }
 
 }  // namespace
@@ -116,7 +110,8 @@ bool matmul_nt_takes(int64_t M, int64_t N, int64_t K) {
 
 bool matmul_nt(int64_t M, int64_t N, int64_t K, Matrix a, Matrix b, bool accumulate, float* c,
                int64_t ldc) {
-  if (!matmul_nt_takes(M, N, K)) return false;
+  // Without AVX-512 oneDNN has no brgemm for float32: no shape is looked up.
+  if (!matmul_nt_takes(M, N, K) || !onednn_runs_avx512()) return false;
   const auto kept = find({M, N, K, a.ld, b.ld, ldc, accumulate, omp_get_max_threads()});
   if (!kept->primitive) return false;
   const auto& desc = kept->desc;
