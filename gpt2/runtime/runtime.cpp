@@ -81,6 +81,7 @@ int default_threads(int64_t local_world_size) {
 }
 
 bool keep_freed_memory() {
+  leave_heap_policy_to_app();
   if (std::getenv("MALLOC_MMAP_MAX_") || std::getenv("MALLOC_TRIM_THRESHOLD_")) return false;
   // No block gets its own mapping, and the heap's top is never given back.
   return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1;

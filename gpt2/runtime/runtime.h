@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gpt2/model/kernels/buffer_pool.h"
 #include "gpt2/model/kernels/matmul.h"
 
 namespace gpt2 {
@@ -58,13 +59,14 @@ int default_threads(int64_t local_world_size = 1);
 void set_compute_threads(int threads);
 
 /// Makes glibc keep freed memory for reuse instead of handing it back to the
-/// kernel. By default every block over 32 MB is its own mapping, unmapped
-/// when freed and faulted in afresh when allocated again. The model's
-/// kernels keep their own large blocks (gpt2/model/kernels/buffer_pool.h),
-/// so a 124M training step faults about 100 pages with or without this;
-/// it still spares an app whose own code frees large blocks each step.
-/// Left alone when the user set MALLOC_MMAP_MAX_ or MALLOC_TRIM_THRESHOLD_.
-/// Returns whether it changed anything.
+/// kernel: no block gets its own mapping and the heap's top is never handed
+/// back. Without it the model's kernels keep their own large blocks and
+/// bound glibc's policy for the rest (gpt2/model/kernels/buffer_pool.h,
+/// HeapPolicy), so a 124M step faults few pages either way; this still
+/// spares an app whose own code frees blocks over 32 MB each step. It
+/// leaves the heap policy to the app (leave_heap_policy_to_app()), and
+/// changes nothing when the user set MALLOC_MMAP_MAX_ or
+/// MALLOC_TRIM_THRESHOLD_. Returns whether it changed anything.
 bool keep_freed_memory();
 
 /// OpenBLAS kernels this CPU can run that beat the ones OpenBLAS picked, or

@@ -5,8 +5,13 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/types.h>
 
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
@@ -116,6 +121,48 @@ TEST(BufferPool, ASecondStepReusesTheFirstStepsBlocks) {
   step();
   EXPECT_EQ(kernel_memory().free_blocks, after_one.free_blocks);
   EXPECT_EQ(kernel_memory().free_bytes, after_one.free_bytes);
+}
+
+// Minor page faults of this process so far.
+long minor_faults() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+// Mallocs, touches and frees six 20 MB blocks (the size of a block the
+// step frees and asks for again); returns the pages faulted doing it.
+long faults_of_a_round() {
+  const long before = minor_faults();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 6; ++i) {
+    blocks.push_back(std::malloc(20 * kMiB));
+    if (!blocks.back()) return -1;
+    std::memset(blocks.back(), i + 1, 20 * kMiB);
+  }
+  volatile unsigned char sum = 0;
+  for (void* b : blocks) sum = sum + static_cast<unsigned char*>(b)[12345];
+  for (void* b : blocks) std::free(b);
+  return minor_faults() - before;
+}
+
+// The pool's first block bounds glibc's policy unless the environment
+// tuned malloc (the BufferPool.malloc_tuned entry runs this under
+// MALLOC_TOP_PAD_): then the app's policy stands. Bounded, freed blocks of
+// 20 MB stay in the heap: a second round faults almost no page, where
+// glibc's default hands them back and faults all 30,720 again.
+TEST(BufferPool, HeapPolicyIsBoundedAtTheFirstBlockUnlessTheAppChose) {
+  PoolScope scope;
+  const bool tuned = std::getenv("MALLOC_TOP_PAD_") || std::getenv("MALLOC_TRIM_THRESHOLD_") ||
+                     std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("MALLOC_MMAP_MAX_");
+  const auto pooled = detail::empty_pooled({5 * kMiB});  // 20 MB: from the pool
+  EXPECT_EQ(heap_policy(), tuned ? HeapPolicy::kApps : HeapPolicy::kBounded);
+  if (tuned) return;
+  ASSERT_GE(faults_of_a_round(), 0);
+  const long second = faults_of_a_round();
+  EXPECT_LT(second, 1000) << "pages faulted by the second round of six 20 MB blocks";
+  leave_heap_policy_to_app();
+  EXPECT_EQ(heap_policy(), HeapPolicy::kApps);
 }
 
 struct Loss {

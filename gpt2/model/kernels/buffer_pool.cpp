@@ -8,11 +8,15 @@
 #include <c10/core/CPUAllocator.h>
 #include <torch/types.h>
 
+#include <malloc.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "gpt2/error.h"
 #include "gpt2/model/memory_limit.h"
@@ -105,6 +109,31 @@ class Pool {
   int64_t cap_ = -1;  // -1: the default
 };
 
+std::atomic<HeapPolicy> g_heap{HeapPolicy::kUntouched};
+
+bool malloc_tuned_by_environment() {
+  for (const char* name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_MAX_",
+                           "MALLOC_TOP_PAD_"}) {
+    if (std::getenv(name)) return true;
+  }
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return tunables && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos;
+}
+
+// Once, at the pool's first block: see HeapPolicy in buffer_pool.h.
+void bound_heap_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    HeapPolicy untouched = HeapPolicy::kUntouched;
+    if (malloc_tuned_by_environment()) {
+      g_heap.compare_exchange_strong(untouched, HeapPolicy::kApps);
+    } else if (g_heap.compare_exchange_strong(untouched, HeapPolicy::kBounded)) {
+      mallopt(M_MMAP_THRESHOLD, 32 << 20);
+      mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    }
+  });
+}
+
 // Never destroyed: a tensor may free its block after static destruction.
 Pool& pool() {
   static Pool* p = new Pool;
@@ -120,6 +149,7 @@ void give_back(void* ctx) {
 struct PoolAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
     if (n < static_cast<size_t>(detail::kPooledBytes)) return c10::GetCPUAllocator()->allocate(n);
+    bound_heap_once();
     const size_t size = (n + kGrain - 1) / kGrain * kGrain;
     void* data = pool().take(size);
     return {data, new Block{data, size}, &give_back, c10::Device(c10::DeviceType::CPU)};
@@ -149,5 +179,9 @@ void set_kernel_memory_cap(int64_t bytes) {
   }
   pool().set_cap(bytes);
 }
+
+HeapPolicy heap_policy() { return g_heap.load(); }
+
+void leave_heap_policy_to_app() { g_heap.store(HeapPolicy::kApps); }
 
 }  // namespace gpt2
