@@ -3,10 +3,12 @@
 ///
 /// An app that links gpt2 and builds a model gets the model's own kernels
 /// (products, attention, the forward's torch ops) on every core it may use
-/// without calling anything (gpt2/model/kernels/matmul.h). The rest is
-/// process-wide state a library should not change behind an app's back, so
-/// it is one call, configure_runtime(), which the gpt2 command makes at
-/// start and the README's library example makes too:
+/// without calling anything (gpt2/model/kernels/matmul.h), and a bound on
+/// glibc's heap policy unless it chose one (HeapPolicy in
+/// gpt2/model/kernels/buffer_pool.h). The rest is process-wide state a
+/// library should not change behind an app's back, so it is one call,
+/// configure_runtime(), which the gpt2 command makes at start and the
+/// README's library example makes too:
 ///
 ///   gpt2::configure_runtime();  // threads, freed-memory policy
 ///
