@@ -127,9 +127,10 @@ void bound_heap_once() {
     HeapPolicy untouched = HeapPolicy::kUntouched;
     if (malloc_tuned_by_environment()) {
       g_heap.compare_exchange_strong(untouched, HeapPolicy::kApps);
-    } else if (g_heap.compare_exchange_strong(untouched, HeapPolicy::kBounded)) {
-      mallopt(M_MMAP_THRESHOLD, 32 << 20);
-      mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    } else if (g_heap.compare_exchange_strong(untouched, HeapPolicy::kBounded) &&
+               !(mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 &&
+                 mallopt(M_TRIM_THRESHOLD, 256 << 20) == 1)) {
+      g_heap.store(HeapPolicy::kUntouched);  // glibc refused: say so
     }
   });
 }
