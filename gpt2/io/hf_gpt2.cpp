@@ -17,6 +17,7 @@
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/detail/on_threads.h"
 #include "gpt2/io/import.h"
+#include "gpt2/model/kernels/huge_pages.h"
 
 namespace gpt2 {
 namespace {
@@ -181,7 +182,7 @@ GPT from_contents(const SafetensorsContents& contents, const std::string& config
     if (mapped.empty() || p < mapped.data() || p >= mapped.data() + mapped.size()) continue;
     auto& copy = copies[p];
     if (!copy.defined() && t.is_contiguous()) {
-      copy = torch::empty(t.sizes(), t.options());
+      copy = detail::empty_large(t.sizes(), t.scalar_type());
       detail::copy_on_threads(copy.data_ptr(), p, t.nbytes());
     } else if (!copy.defined()) {
       copy = t.clone();

@@ -9,6 +9,7 @@
 #include "gpt2/io/detail/on_threads.h"
 #include "gpt2/io/import.h"
 #include "gpt2/file/mapped_file.h"
+#include "gpt2/model/kernels/huge_pages.h"
 
 namespace gpt2 {
 namespace {
@@ -92,7 +93,7 @@ LlmcContents parse_llmc(std::string_view bytes, const std::string& source) {
     for (int64_t layer = 0; layer < (k.per_layer ? l : 1); ++layer) {
       auto kept = shape;
       if (k.rows_c == -1) kept[0] = v;  // the padding rows are skipped
-      auto tensor = torch::empty(kept, dtype);
+      auto tensor = detail::empty_large(kept, dtype);
       detail::copy_on_threads(tensor.data_ptr(), at, tensor.nbytes());
       int64_t stored = static_cast<int64_t>(item);  // bytes in the file, padding rows included
       for (const int64_t d : shape) stored *= d;

@@ -11,6 +11,7 @@
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/json.h"
 #include "gpt2/file/mapped_file.h"
+#include "gpt2/model/kernels/huge_pages.h"
 
 namespace gpt2 {
 namespace {
@@ -157,7 +158,7 @@ SafetensorsContents parse(std::string_view bytes, const std::string& source, boo
                                                         torch::TensorOptions(e.dtype.type)));
       continue;
     }
-    auto tensor = torch::empty(e.shape, e.dtype.type);
+    auto tensor = detail::empty_large(e.shape, e.dtype.type);
     if (e.end > e.begin) std::memcpy(tensor.data_ptr(), from, e.end - e.begin);
     out.tensors.emplace_back(e.name, std::move(tensor));
   }

@@ -7,6 +7,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/model/kernels/cross_entropy.h"
+#include "gpt2/model/kernels/huge_pages.h"
 #include "gpt2/model/kernels/sgemm.h"
 #include "gpt2/model/kernels/tied_embedding.h"
 #include "gpt2/model/shape.h"
@@ -70,7 +71,7 @@ TransformerImpl::TransformerImpl(const GPTConfig& config, const torch::Tensor& t
                                       ._weight(tied_weight)));
   wpe = register_module(
       "wpe", torch::nn::Embedding(torch::nn::EmbeddingOptions(config.block_size(), config.n_embd())
-                                      ._weight(torch::empty({config.block_size(), config.n_embd()}))));
+                                      ._weight(detail::empty_large({config.block_size(), config.n_embd()}))));
   drop = register_module("drop", torch::nn::Dropout(config.dropout()));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.n_layer(); ++i) h->push_back(Block(config));

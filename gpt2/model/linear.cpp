@@ -7,6 +7,7 @@
 #include "gpt2/model/config.h"
 
 #include "gpt2/model/defer_init.h"
+#include "gpt2/model/kernels/huge_pages.h"
 #include "gpt2/model/kernels/matmul.h"
 
 namespace gpt2 {
@@ -17,7 +18,7 @@ LinearImpl::LinearImpl(const LinearOptions& options_) : options(options_) {
 
 void LinearImpl::reset() {
   weight = register_parameter(
-      "weight", torch::empty({options.out_features(), options.in_features()}));
+      "weight", detail::empty_large({options.out_features(), options.in_features()}));
   if (options.bias()) {
     bias = register_parameter("bias", torch::empty({options.out_features()}));
   } else {

@@ -61,6 +61,8 @@ RuntimeInfo runtime_info() {
   const BackendChoice choice = matmul_backend_choice();
   info.products = choice.backend;
   info.products_reason = choice.reason;
+  info.heap = heap_policy();
+  info.huge_pages = huge_pages_choice();
   return info;
 }
 
@@ -98,9 +100,11 @@ void set_compute_threads(int threads) {
 
 std::string runtime_line(const RuntimeInfo& info) {
   return fmt::format(
-      "BLAS {} ({} kernels), {} threads; products {} ({}), {} threads; torch intra-op threads {}",
+      "BLAS {} ({} kernels), {} threads; products {} ({}), {} threads; torch intra-op threads {}; "
+      "heap {}; huge pages {}",
       info.blas_kind, info.blas_core.empty() ? "?" : info.blas_core, info.blas_threads,
-      to_string(info.products), info.products_reason, info.kernel_threads, info.torch_threads);
+      to_string(info.products), info.products_reason, info.kernel_threads, info.torch_threads,
+      to_string(info.heap), to_string(info.huge_pages));
 }
 
 RuntimeInfo configure_runtime(const RuntimeOptions& options) {

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "gpt2/model/kernels/buffer_pool.h"
+#include "gpt2/model/kernels/huge_pages.h"
 #include "gpt2/model/kernels/matmul.h"
 
 namespace gpt2 {
@@ -42,13 +43,18 @@ struct RuntimeInfo {
   /// The float32 product path and why it was chosen.
   MatmulBackend products = MatmulBackend::torch;
   std::string products_reason;
+  /// glibc's heap policy (buffer_pool.h) and the huge-page choice
+  /// (huge_pages.h) as they stand.
+  HeapPolicy heap = HeapPolicy::kUntouched;
+  HugePagesChoice huge_pages;
 };
 
 /// Reads /proc/self/maps and asks the loaded libraries.
 RuntimeInfo runtime_info();
 
 /// `BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS
-/// runs its generic Prescott kernels), 2 threads; torch intra-op threads 2`.
+/// runs its generic Prescott kernels), 2 threads; torch intra-op threads 2;
+/// heap bounded; huge pages on (4 MiB faulted in ...)`.
 std::string runtime_line(const RuntimeInfo& info);
 
 /// Threads for each of `local_world_size` processes on this machine:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpt2/error.h"
+#include "gpt2/model/kernels/huge_pages.h"
 #include "gpt2/model/kernels/sgemm.h"
 #include "gpt2/train/detail/adamw_kernel.h"
 
@@ -132,8 +133,9 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       auto& slot = state()[c10::guts::to_string(p.unsafeGetTensorImpl())];
       if (!slot) {  // as torch: zeros on the first step
         auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        // p is a contiguous float32 CPU tensor (checked above).
+        fresh->exp_avg(detail::empty_large(p.sizes()).zero_());
+        fresh->exp_avg_sq(detail::empty_large(p.sizes()).zero_());
         slot = std::move(fresh);
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);

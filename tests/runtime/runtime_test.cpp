@@ -62,9 +62,12 @@ TEST(Runtime, RuntimeLineNamesKernelsAndProducts) {
   info.kernel_threads = 2;
   info.products = MatmulBackend::onednn;
   info.products_reason = "OpenBLAS runs its generic Prescott kernels";
+  info.heap = HeapPolicy::kBounded;
+  info.huge_pages = {true, "set by set_huge_pages"};
   EXPECT_EQ(runtime_line(info),
             "BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS runs its "
-            "generic Prescott kernels), 2 threads; torch intra-op threads 1");
+            "generic Prescott kernels), 2 threads; torch intra-op threads 1; heap bounded; "
+            "huge pages on (set by set_huge_pages)");
 }
 
 // The snapshot reports what the process runs: the rule's choice until one

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpt2/error.h"
+#include "gpt2/model/kernels/huge_pages.h"
 
 namespace gpt2::detail {
 namespace {
@@ -231,7 +232,7 @@ const TorchArchive::Storage& TorchArchive::storage(const PickledTensor& t) const
   auto& storage = loaded_[t.storage_key];
   if (!storage.data.defined()) {
     // Straight from the record into the tensor; check_tensor matched the sizes.
-    storage.data = torch::empty({t.storage_numel}, torch::TensorOptions().dtype(t.dtype));
+    storage.data = detail::empty_large({t.storage_numel}, t.dtype);
     storage.crc_ok = zip_.read_into(*zip_.find(prefix_ + "data/" + t.storage_key),
                                     storage.data.data_ptr(), &storage.crc32);
   }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "gpt2/model/kernels/huge_pages.h"
 #include "gpt2/model/kernels/matmul.h"
 
 #ifndef _OPENMP
@@ -57,7 +58,7 @@ at::Tensor transposed_on_threads(const at::Tensor& t) {
     return t.t().contiguous();
   }
   const int64_t rows = t.size(0), cols = t.size(1);
-  at::Tensor out = at::empty({cols, rows}, t.options());
+  at::Tensor out = empty_large({cols, rows}, t.scalar_type());
   if (t.element_size() == 4) {
     transpose_tiles(static_cast<const uint32_t*>(t.data_ptr()), static_cast<uint32_t*>(out.data_ptr()), rows, cols);
   } else {

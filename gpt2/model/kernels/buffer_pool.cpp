@@ -2,6 +2,7 @@
 // tensors made from it resize and free as any CPU tensor does.
 #include "gpt2/model/kernels/buffer_pool.h"
 #include "gpt2/model/kernels/buffer_pool_detail.h"
+#include "gpt2/model/kernels/huge_pages.h"
 
 #include <ATen/EmptyTensor.h>
 #include <c10/core/Allocator.h>
@@ -28,43 +29,35 @@ namespace {
 // share blocks.
 constexpr size_t kGrain = size_t{2} << 20;
 
-struct Block {
-  void* data;
-  size_t size;
-};
+using detail::LargeBlock;
 
 class Pool {
  public:
-  void* take(size_t size) {
+  LargeBlock take(size_t size) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = free_.find(size);
       if (it != free_.end()) {
-        void* data = it->second;
+        const LargeBlock block = it->second;
         free_.erase(it);
         free_bytes_ -= size;
-        return data;
+        return block;
       }
     }
-    // No MADV_HUGEPAGE: on this project's virtual machines a fresh huge
-    // page cost more than the small pages it replaced (docs/speed.md).
-    void* data = nullptr;
-    // As torch's own CPU allocator fails: a c10::Error with the size.
-    TORCH_CHECK(::posix_memalign(&data, kGrain, size) == 0,
-                "gpt2's kernel buffer pool: not enough memory for a block of ", size, " bytes");
-    return data;
+    // On huge pages where they fault faster (huge_pages.h).
+    return detail::take_large(size);
   }
 
-  void give(void* data, size_t size) {
+  void give(const LargeBlock& block) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (free_bytes_ + size <= cap_locked()) {
-        free_.emplace(size, data);
-        free_bytes_ += size;
+      if (free_bytes_ + block.bytes <= cap_locked()) {
+        free_.emplace(block.bytes, block);
+        free_bytes_ += block.bytes;
         return;
       }
     }
-    std::free(data);
+    detail::give_large(block);
   }
 
   KernelMemory stats() {
@@ -75,7 +68,7 @@ class Pool {
 
   // Frees blocks, largest first, until at most `keep` bytes are held.
   void trim(size_t keep) {
-    std::multimap<size_t, void*> drop;
+    std::multimap<size_t, LargeBlock> drop;
     {
       std::lock_guard<std::mutex> lock(mu_);
       while (free_bytes_ > keep && !free_.empty()) {
@@ -85,7 +78,7 @@ class Pool {
         free_.erase(last);
       }
     }
-    for (const auto& [size, data] : drop) std::free(data);
+    for (const auto& [size, block] : drop) detail::give_large(block);
   }
 
   void set_cap(int64_t bytes) {
@@ -104,7 +97,7 @@ class Pool {
   }
 
   std::mutex mu_;
-  std::multimap<size_t, void*> free_;
+  std::multimap<size_t, LargeBlock> free_;
   size_t free_bytes_ = 0;
   int64_t cap_ = -1;  // -1: the default
 };
@@ -142,8 +135,8 @@ Pool& pool() {
 }
 
 void give_back(void* ctx) {
-  auto* block = static_cast<Block*>(ctx);
-  pool().give(block->data, block->size);
+  auto* block = static_cast<LargeBlock*>(ctx);
+  pool().give(*block);
   delete block;
 }
 
@@ -152,8 +145,8 @@ struct PoolAllocator final : c10::Allocator {
     if (n < static_cast<size_t>(detail::kPooledBytes)) return c10::GetCPUAllocator()->allocate(n);
     bound_heap_once();
     const size_t size = (n + kGrain - 1) / kGrain * kGrain;
-    void* data = pool().take(size);
-    return {data, new Block{data, size}, &give_back, c10::Device(c10::DeviceType::CPU)};
+    auto* block = new LargeBlock(pool().take(size));
+    return {block->data, block, &give_back, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
 };
@@ -182,6 +175,15 @@ void set_kernel_memory_cap(int64_t bytes) {
 }
 
 HeapPolicy heap_policy() { return g_heap.load(); }
+
+const char* to_string(HeapPolicy policy) {
+  switch (policy) {
+    case HeapPolicy::kUntouched: return "glibc's default";
+    case HeapPolicy::kBounded: return "bounded";
+    case HeapPolicy::kApps: return "the app's";
+  }
+  return "?";
+}
 
 void leave_heap_policy_to_app() { g_heap.store(HeapPolicy::kApps); }
 

@@ -54,6 +54,8 @@ void set_kernel_memory_cap(int64_t bytes);
 /// keep_freed_memory(), or leave_heap_policy_to_app() called before.
 enum class HeapPolicy { kUntouched, kBounded, kApps };
 HeapPolicy heap_policy();
+/// "glibc's default", "bounded" or "the app's".
+const char* to_string(HeapPolicy policy);
 
 /// Leaves glibc's heap policy to the app from here on (kApps); call it
 /// before the first training step. Called after, it leaves glibc with the
