@@ -12,9 +12,7 @@ MappedFile::MappedFile(const std::string& path, std::string_view what) {
   const InputFile file(path, what);
   size_ = static_cast<size_t>(file.size());
   if (size_ > 0) {
-    // Every page mapped at once: each reader reads the whole file, and page
-    // by page the faults cost more than the reading (mapped_file.h).
-    data_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, file.fd(), 0);
+    data_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
     if (data_ == MAP_FAILED) {
       data_ = nullptr;
       throw file.error("cannot map it: " + errno_text(errno));

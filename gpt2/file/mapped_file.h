@@ -1,10 +1,6 @@
 #pragma once
 // A whole file mapped read-only into memory, for readers that check every
-// size against the file before touching the bytes it points at. Every
-// reader reads the whole file, so every page is mapped at once
-// (MAP_POPULATE), reading what is not yet in the page cache: on an AMD EPYC
-// (Zen 5) virtual machine, copying a 500 MB file out of its mapping took
-// 0.7 s more when its pages were faulted in one at a time (docs/speed.md).
+// size against the file before touching the bytes it points at.
 
 #include <cstddef>
 #include <string>
