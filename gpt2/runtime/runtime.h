@@ -73,8 +73,10 @@ void set_compute_threads(int threads);
 /// HeapPolicy), so a 124M step faults few pages either way; this still
 /// spares an app whose own code frees blocks over 32 MB each step. It
 /// leaves the heap policy to the app (leave_heap_policy_to_app()), and
-/// changes nothing when the user set MALLOC_MMAP_MAX_ or
-/// MALLOC_TRIM_THRESHOLD_. Returns whether it changed anything.
+/// changes nothing when the environment set a malloc tunable (as the
+/// kernels' bound: MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_,
+/// MALLOC_MMAP_MAX_, MALLOC_TOP_PAD_, glibc.malloc in GLIBC_TUNABLES).
+/// Returns whether it changed anything.
 bool keep_freed_memory();
 
 /// OpenBLAS kernels this CPU can run that beat the ones OpenBLAS picked, or

@@ -104,21 +104,12 @@ class Pool {
 
 std::atomic<HeapPolicy> g_heap{HeapPolicy::kUntouched};
 
-bool malloc_tuned_by_environment() {
-  for (const char* name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_MAX_",
-                           "MALLOC_TOP_PAD_"}) {
-    if (std::getenv(name)) return true;
-  }
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  return tunables && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos;
-}
-
 // Once, at the pool's first block: see HeapPolicy in buffer_pool.h.
 void bound_heap_once() {
   static std::once_flag once;
   std::call_once(once, [] {
     HeapPolicy untouched = HeapPolicy::kUntouched;
-    if (malloc_tuned_by_environment()) {
+    if (detail::malloc_tuned_by_environment()) {
       g_heap.compare_exchange_strong(untouched, HeapPolicy::kApps);
     } else if (g_heap.compare_exchange_strong(untouched, HeapPolicy::kBounded) &&
                !(mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 &&
@@ -152,6 +143,15 @@ struct PoolAllocator final : c10::Allocator {
 };
 
 }  // namespace
+
+bool detail::malloc_tuned_by_environment() {
+  for (const char* name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_MAX_",
+                           "MALLOC_TOP_PAD_"}) {
+    if (std::getenv(name)) return true;
+  }
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return tunables && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos;
+}
 
 at::Tensor detail::empty_pooled(at::IntArrayRef sizes) {
   int64_t n = 1;

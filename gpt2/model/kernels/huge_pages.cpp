@@ -106,7 +106,9 @@ void unmap_block(void* ctx) {
   delete block;
 }
 
-// Only used while huge pages are on: then every block it makes is mapped.
+// The allocator of tensors made while huge pages are on. A block it makes
+// later (a resize) follows the choice as it then stands; give_large frees
+// either kind.
 struct LargeAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
     if (n < static_cast<size_t>(detail::kLargeBytes)) return c10::GetCPUAllocator()->allocate(n);
@@ -174,9 +176,11 @@ void give_large(const LargeBlock& block) {
 }
 
 at::Tensor empty_large(at::IntArrayRef sizes, at::ScalarType dtype) {
+  // Negative sizes and products past int64 are left to torch::empty's errors.
   int64_t n = static_cast<int64_t>(c10::elementSize(dtype));
-  for (const int64_t s : sizes) n *= s;
-  if (n < kLargeBytes || !huge_pages_choice().on) {
+  bool odd = false;
+  for (const int64_t s : sizes) odd = odd || s < 0 || __builtin_mul_overflow(n, s, &n);
+  if (odd || n < kLargeBytes || !huge_pages_choice().on) {
     return at::empty(sizes, at::TensorOptions().dtype(dtype));
   }
   static LargeAllocator* allocator = new LargeAllocator;  // never destroyed, as the state

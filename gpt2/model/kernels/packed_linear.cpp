@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "gpt2/error.h"
+#include "gpt2/model/kernels/huge_pages.h"
 #include "gpt2/model/kernels/sgemm.h"
 
 #ifndef _OPENMP
@@ -170,13 +171,15 @@ PackedWeight pack_weight(const torch::Tensor& weight, WeightFormat format) {
   PackedWeight p;
   p.format = format;
   if (format == WeightFormat::kBFloat16) {
-    p.data = w.to(torch::kBFloat16).contiguous();  // torch rounds to nearest even
+    // copy_ converts as to() does: torch rounds to nearest even.
+    p.data = detail::empty_large(w.sizes(), torch::kBFloat16).copy_(w);
     return p;
   }
   // A row of zeros gets scale 1 (its q are 0 either way).
   const torch::Tensor amax = w.abs().amax(1);
   p.scale = torch::where(amax > 0, amax / 127.0, torch::ones_like(amax)).contiguous();
-  p.data = (w / p.scale.unsqueeze(1)).round().clamp(-127, 127).to(torch::kInt8).contiguous();
+  p.data = detail::empty_large(w.sizes(), torch::kInt8)
+               .copy_((w / p.scale.unsqueeze(1)).round().clamp(-127, 127));
   return p;
 }
 
