@@ -59,15 +59,10 @@ double fault_in_ms(size_t len, bool huge) {
   return std::chrono::duration<double, std::milli>(t1 - t0).count();
 }
 
-std::string thp_setting() {
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 HugePagesChoice measure() {
-  const std::string setting = thp_setting();
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string setting;
+  if (!std::getline(thp, setting)) return {false, "this kernel has no transparent huge pages"};
   if (setting.find("[never]") != std::string::npos) {
     return {false, "transparent huge pages are off in this kernel"};
   }
