@@ -67,9 +67,10 @@ HugePagesChoice measure() {
     return {false, "transparent huge pages are off in this kernel"};
   }
   // Two huge pages' worth each way, alternating, up to three times; the
-  // best of each. It stops early once one way is 4 times the other's. About
-  // 3 ms where small pages fault fast, 10-35 ms where they are slow (and
-  // huge pages save a second per 500 MB).
+  // best of each. It stops early once one way is 4 times the other's (on
+  // the Zen 5 after the first round). A few ms where small pages fault
+  // fast, 10-20 ms where they are slow (and huge pages save a second per
+  // 500 MB).
   constexpr size_t kProbe = 2 * kHugePage;
   double huge = 1e300, small = 1e300;
   for (int round = 0; round < 3; ++round) {
