@@ -49,7 +49,8 @@ struct RuntimeInfo {
   HugePagesChoice huge_pages;
 };
 
-/// Reads /proc/self/maps and asks the loaded libraries.
+/// Reads /proc/self/maps and asks the loaded libraries. Throws gpt2::Error
+/// where GPT2_HUGE_PAGES holds a value huge_pages_choice() does not know.
 RuntimeInfo runtime_info();
 
 /// `BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS

@@ -134,8 +134,8 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       if (!slot) {  // as torch: zeros on the first step
         auto fresh = std::make_unique<torch::optim::AdamWParamState>();
         // p is a contiguous float32 CPU tensor (checked above).
-        fresh->exp_avg(detail::empty_large(p.sizes()).zero_());
-        fresh->exp_avg_sq(detail::empty_large(p.sizes()).zero_());
+        fresh->exp_avg(detail::empty_large(p.sizes(), torch::kFloat).zero_());
+        fresh->exp_avg_sq(detail::empty_large(p.sizes(), torch::kFloat).zero_());
         slot = std::move(fresh);
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);

@@ -16,6 +16,7 @@
 #include "gpt2/error.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/model/gpt.h"
+#include "gpt2/model/linear.h"
 #include "gpt2/train/optim.h"
 #include "test_util.h"
 
@@ -101,6 +102,23 @@ TEST(HugePages, OffLargeTensorsAndBlocksAreGlibcs) {
   EXPECT_EQ(asks_for_huge_pages(mapped.data), kernel_has_thp());
   detail::give_large(mapped);
   EXPECT_FALSE(is_mapped(mapped.data));
+}
+
+// With no dtype, torch's default, as torch::empty: a model built after
+// torch::set_default_dtype(double) is double, large weights and small.
+TEST(HugePages, NoDtypeMeansTorchsDefaultDtype) {
+  const caffe2::TypeMeta saved = torch::get_default_dtype();
+  torch::set_default_dtype(caffe2::TypeMeta::Make<double>());
+  Forced forced(HugePages::kOn);
+  const auto large = detail::empty_large({kMiB});
+  const auto small = detail::empty_large({10});
+  Linear linear(LinearOptions(512, 1024));
+  torch::set_default_dtype(saved);
+  EXPECT_EQ(large.scalar_type(), torch::kDouble);
+  EXPECT_EQ(small.scalar_type(), torch::kDouble);
+  EXPECT_EQ(linear->weight.scalar_type(), torch::kDouble);
+  EXPECT_EQ(linear->bias.scalar_type(), torch::kDouble) << "as the small tensors torch::empty makes";
+  EXPECT_EQ(detail::empty_large({kMiB}).scalar_type(), torch::kFloat);
 }
 
 TEST(HugePages, SmallTensorsAreTorchsOwn) {

@@ -3,6 +3,8 @@
 #include "gpt2/model/kernels/huge_pages.h"
 
 #include <ATen/EmptyTensor.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/core/ScalarTypeToTypeMeta.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
@@ -149,6 +151,9 @@ std::string to_string(const HugePagesChoice& choice) {
 namespace detail {
 
 LargeBlock take_large(size_t bytes) {
+  // Rounding up and the alignment's slack must not wrap around.
+  TORCH_CHECK(bytes <= SIZE_MAX - 2 * kHugePage, "gpt2: not enough memory for a block of ", bytes,
+              " bytes");
   LargeBlock block{nullptr, bytes, huge_pages_choice().on};
   if (block.mapped) {
     const size_t len = round_up(std::max<size_t>(bytes, 1), kPage);
@@ -171,7 +176,9 @@ void give_large(const LargeBlock& block) {
   }
 }
 
-at::Tensor empty_large(at::IntArrayRef sizes, at::ScalarType dtype) {
+at::Tensor empty_large(at::IntArrayRef sizes, c10::optional<at::ScalarType> dtype_or_default) {
+  const at::ScalarType dtype =
+      dtype_or_default.value_or(c10::typeMetaToScalarType(c10::get_default_dtype()));
   // Negative sizes and products past int64 are left to torch::empty's errors.
   int64_t n = static_cast<int64_t>(c10::elementSize(dtype));
   bool odd = false;

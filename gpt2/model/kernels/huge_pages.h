@@ -57,10 +57,12 @@ namespace detail {
 /// Tensors of at least this many bytes get a mapping of their own.
 constexpr int64_t kLargeBytes = int64_t{2} << 20;
 
-/// An uninitialized contiguous CPU tensor: in a mapping of its own on huge
-/// pages when it holds kLargeBytes or more and huge_pages_choice() is on,
-/// else torch::empty's. It frees and resizes as any CPU tensor.
-at::Tensor empty_large(at::IntArrayRef sizes, at::ScalarType dtype = at::kFloat);
+/// An uninitialized contiguous CPU tensor of `dtype` (torch's default dtype
+/// when none, as torch::empty): in a mapping of its own on huge pages when
+/// it holds kLargeBytes or more and huge_pages_choice() is on, else
+/// torch::empty's. It frees and resizes as any CPU tensor.
+at::Tensor empty_large(at::IntArrayRef sizes,
+                       c10::optional<at::ScalarType> dtype = c10::nullopt);
 
 /// A block starting on a 2 MiB boundary: a mapping of its own on huge pages
 /// when huge_pages_choice() is on, else glibc's (posix_memalign). Throws
