@@ -30,6 +30,8 @@ struct GenerateFlags {
   bool no_cache = false;
   /// --weights: fp32, bf16 or int8.
   std::string weights = "fp32";
+  /// --mmap: auto, on or off (gpt2::Mmap).
+  std::string mmap = "auto";
   /// Where the tokenizer's files are; empty: gpt2::default_bpe_dir().
   std::string bpe_dir;
 

@@ -8,7 +8,7 @@ namespace gpt2::detail {
 
 std::size_t fd_write_limit = 0;
 
-FdStreambuf::FdStreambuf(int fd) : fd_(fd), buffer_(1 << 20) {
+FdStreambuf::FdStreambuf(int fd) : fd_(fd), buffer_(kBufferBytes) {
   setp(buffer_.data(), buffer_.data() + buffer_.size());
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// A whole file mapped read-only into memory, for readers that check every
-// size against the file before touching the bytes it points at.
+// A whole file mapped into memory, for readers that check every size
+// against the file before touching the bytes it points at.
 
 #include <cstddef>
 #include <string>
@@ -8,19 +8,39 @@
 
 namespace gpt2::detail {
 
-/// The bytes of a file, mapped read-only for the object's lifetime.
+/// How a MappedFile's pages may be used.
+enum class MapAccess {
+  /// Read only: a stray write faults.
+  kReadOnly,
+  /// Private and writable: a write copies that page for this process alone
+  /// (the file never changes), so tensors over the pages behave as the
+  /// process's own memory. The mapping starts on a 2 MiB boundary and asks
+  /// for huge pages (MADV_HUGEPAGE), so that where the kernel holds the file
+  /// in 2 MiB folios it maps them whole (huge_page_bytes()).
+  kCopyOnWrite,
+};
+
+/// The bytes of a file, mapped for the object's lifetime.
 class MappedFile {
  public:
   /// Maps `path`, opened by read_file.h's rules (a regular file, never a
   /// FIFO); throws FileError naming it (as `what`, e.g. "token file") if it
   /// cannot be opened or mapped.
-  explicit MappedFile(const std::string& path, std::string_view what = "");
+  explicit MappedFile(const std::string& path, std::string_view what = "",
+                      MapAccess access = MapAccess::kReadOnly);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
   /// The file's bytes (empty for an empty file).
   std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+  /// Maps every page now (MADV_POPULATE_READ), reading what the page cache
+  /// lacks; false where the kernel cannot (before Linux 5.14).
+  bool populate() const;
+  /// How many of the mapping's bytes the kernel maps in 2 MiB pages now
+  /// (FilePmdMapped in /proc/self/smaps; 0 where it cannot be read).
+  size_t huge_page_bytes() const;
 
  private:
   void* data_ = nullptr;

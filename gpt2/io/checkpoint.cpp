@@ -19,6 +19,7 @@
 #include "gpt2/io/checkpoint/optimizer_state.h"
 #include "gpt2/file/mapped_file.h"
 #include "gpt2/io/checkpoint/torch_archive.h"
+#include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/error.h"
 
@@ -106,12 +107,14 @@ void widen_half(Parsed& p, const std::string& path) {
 }
 
 // Reads the checkpoint `path` names from its `bytes`, every byte checked by
-// the archive gate first; torch::jit::load never sees them.
-Parsed parse(const std::string& path, std::string_view bytes) {
+// the archive gate first; torch::jit::load never sees them. With `file`
+// (mapped copy-on-write, `bytes` its bytes) the tensors view its pages.
+Parsed parse(const std::string& path, std::string_view bytes,
+             std::shared_ptr<const detail::MappedFile> file = nullptr) {
   Parsed p;
   std::optional<detail::TorchArchive> archive;
   try {
-    archive.emplace(bytes, path);
+    archive.emplace(bytes, path, std::move(file));
   } catch (const FormatError& e) {
     throw FormatError(fmt::format("cannot read checkpoint: {}", e.what()));
   }
@@ -177,10 +180,10 @@ Parsed parse(const std::string& path, std::string_view bytes) {
   return p;
 }
 
-Parsed parse(const std::string& path) {
+Parsed parse(const std::string& path, const LoadOptions& options = {}) {
   require_regular_file(path);
-  const detail::MappedFile file(path);
-  return parse(path, file.bytes());
+  const auto map = detail::map_model_file(path, options.mmap());
+  return parse(path, map.file->bytes(), map.view ? map.file : nullptr);
 }
 
 // Config fields whose difference makes the file's weights unusable in `model`.
@@ -250,7 +253,9 @@ Checkpoint::Checkpoint(GPT model) : model(std::move(model)) {
   if (this->model.is_empty()) throw Error("a Checkpoint needs a model; it was given GPT{nullptr}");
 }
 
-Checkpoint load_checkpoint(const std::string& path) { return from_parsed(parse(path), path); }
+Checkpoint load_checkpoint(const std::string& path, const LoadOptions& options) {
+  return from_parsed(parse(path, options), path);
+}
 
 Checkpoint load_checkpoint_bytes(std::string_view bytes, const std::string& name) {
   return from_parsed(parse(name, bytes), name);

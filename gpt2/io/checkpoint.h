@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpt2/io/load_options.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
 
@@ -79,7 +80,9 @@ void save_checkpoint(const std::string& path, const GPTImpl& model,
 /// breaks a rule of the archive), CheckpointError for one whose tensors do
 /// not fit its own config. float16/bfloat16 weights are converted to
 /// float32 and NaN or infinite weights are named, both in `notes`.
-Checkpoint load_checkpoint(const std::string& path);
+/// `options.mmap()` says whether the weights stay in the file's pages (Mmap
+/// says what that trades), every check the same.
+Checkpoint load_checkpoint(const std::string& path, const LoadOptions& options = {});
 
 /// load_checkpoint of an archive already in memory (`bytes`, which need not
 /// outlive the call), through the same gate; `name` stands for the path in

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "gpt2/file/json.h"
 #include "gpt2/file/mapped_file.h"
 #include "gpt2/file/read_file.h"
+#include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/detail/on_threads.h"
 #include "gpt2/io/import.h"
 #include "gpt2/model/kernels/huge_pages.h"
@@ -166,21 +168,27 @@ std::string read_text(const std::string& path) {
   return read_file(path, "config", kMaxConfigBytes);
 }
 
-// `mapped`, when not empty, holds the file the contents' tensors may view:
+// `map.file`, when given, holds the bytes the contents' tensors may view:
 // those are copied once here (the Conv1D weights were already, by their
-// transpose), and the model takes every tensor over.
+// transpose), or, where `map.view`, viewed in place where they are
+// contiguous and aligned, and the model takes every tensor over.
 GPT from_contents(const SafetensorsContents& contents, const std::string& config_json,
                   const HfReadOptions& options, const std::string& source,
-                  std::string_view mapped = {}) {
+                  const detail::ModelFileMap& map = {}) {
+  const auto& file = map.file;
   std::vector<std::string> problems;
   const HfConfig hf = parse_config(config_json, problems);
   StateDict sd = to_nanogpt(contents, problems);
-  const LoadMode mode = mapped.empty() ? LoadMode::kCopy : LoadMode::kAdopt;
-  std::map<const void*, torch::Tensor> copies;  // one copy of each viewed tensor
+  const LoadMode mode = file ? LoadMode::kAdopt : LoadMode::kCopy;
+  const std::string_view mapped = file ? file->bytes() : std::string_view();
+  std::map<const void*, torch::Tensor> copies;  // one copy (or view) of each viewed tensor
   for (auto& [name, t] : sd) {
     const auto* p = static_cast<const char*>(t.data_ptr());
     if (mapped.empty() || p < mapped.data() || p >= mapped.data() + mapped.size()) continue;
     auto& copy = copies[p];
+    if (!copy.defined() && t.is_contiguous() && map.view) {
+      copy = detail::tensor_in_file(file, p, t.sizes(), t.scalar_type());
+    }
     if (!copy.defined() && t.is_contiguous()) {
       copy = detail::empty_large(t.sizes(), t.scalar_type());
       detail::copy_on_threads(copy.data_ptr(), p, t.nbytes());
@@ -232,9 +240,9 @@ GPT model_from_safetensors(const SafetensorsContents& contents, const std::strin
 GPT load_safetensors(const std::string& path, const HfReadOptions& options) {
   const HfPaths paths = hf_paths(path);
   const std::string config = read_text(paths.config);
-  const detail::MappedFile file(paths.weights);
-  return from_contents(detail::parse_safetensors_views(file.bytes(), paths.weights), config,
-                       options, paths.weights, file.bytes());
+  const auto map = detail::map_model_file(paths.weights, options.mmap());
+  return from_contents(detail::parse_safetensors_views(map.file->bytes(), paths.weights), config,
+                       options, paths.weights, map);
 }
 
 void load_safetensors(const std::string& path, GPTImpl& model) {

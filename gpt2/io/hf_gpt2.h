@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "gpt2/io/load_options.h"
 #include "gpt2/io/safetensors.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/model/config.h"
@@ -43,6 +44,9 @@ struct HfReadOptions {
   TORCH_ARG(std::optional<int64_t>, n_head) = std::nullopt;
   /// dtype of the model built; F16 and BF16 files are converted to it.
   TORCH_ARG(torch::ScalarType, dtype) = torch::kFloat;
+  /// Whether the weights stay in the file's pages (Mmap says what that
+  /// trades). The Conv1D weights are transposed, so copied, either way.
+  TORCH_ARG(Mmap, mmap) = Mmap::kOff;
 };
 
 /// Builds the model a Hugging Face GPT-2 describes: n_layer from the count

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <memory>
 
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/file/mapped_file.h"
+#include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/detail/on_threads.h"
 #include "gpt2/io/import.h"
-#include "gpt2/file/mapped_file.h"
 #include "gpt2/model/kernels/huge_pages.h"
 
 namespace gpt2 {
@@ -50,9 +52,10 @@ std::string nanogpt_name(const Kind& k, int64_t layer) {
   throw FormatError(fmt::format("'{}' is not a valid llm.c model file: {}", source, rule));
 }
 
-}  // namespace
-
-LlmcContents parse_llmc(std::string_view bytes, const std::string& source) {
+// parse_llmc, the tensors over `file`'s pages when it is given (mapped
+// copy-on-write, `bytes` its bytes) and they are float32.
+LlmcContents parse(std::string_view bytes, const std::string& source,
+                   const std::shared_ptr<const detail::MappedFile>& file) {
   if (bytes.size() < kHeaderBytes) {
     fail(source, fmt::format("{} bytes, shorter than the {}-byte header", bytes.size(), kHeaderBytes));
   }
@@ -93,8 +96,12 @@ LlmcContents parse_llmc(std::string_view bytes, const std::string& source) {
     for (int64_t layer = 0; layer < (k.per_layer ? l : 1); ++layer) {
       auto kept = shape;
       if (k.rows_c == -1) kept[0] = v;  // the padding rows are skipped
-      auto tensor = detail::empty_large(kept, dtype);
-      detail::copy_on_threads(tensor.data_ptr(), at, tensor.nbytes());
+      torch::Tensor tensor;
+      if (file && dtype == torch::kFloat) tensor = detail::tensor_in_file(file, at, kept, dtype);
+      if (!tensor.defined()) {
+        tensor = detail::empty_large(kept, dtype);
+        detail::copy_on_threads(tensor.data_ptr(), at, tensor.nbytes());
+      }
       int64_t stored = static_cast<int64_t>(item);  // bytes in the file, padding rows included
       for (const int64_t d : shape) stored *= d;
       at += stored;
@@ -105,14 +112,21 @@ LlmcContents parse_llmc(std::string_view bytes, const std::string& source) {
   return out;
 }
 
+}  // namespace
+
+LlmcContents parse_llmc(std::string_view bytes, const std::string& source) {
+  return parse(bytes, source, nullptr);
+}
+
 GPT model_from_llmc(const LlmcContents& contents, const std::string& source) {
   return detail::build_and_load(contents.config, contents.tensors, torch::kFloat, source, {});
 }
 
-GPT load_llmc(const std::string& path) {
-  const detail::MappedFile file(path);
-  // The tensors were read for this model alone: it takes them over.
-  const LlmcContents contents = parse_llmc(file.bytes(), path);
+GPT load_llmc(const std::string& path, const LoadOptions& options) {
+  const auto map = detail::map_model_file(path, options.mmap());
+  // The tensors were read for this model alone (or view the mapped file):
+  // it takes them over.
+  const LlmcContents contents = parse(map.file->bytes(), path, map.view ? map.file : nullptr);
   return detail::build_and_load(contents.config, contents.tensors, torch::kFloat, path, {},
                                 LoadMode::kAdopt);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpt2/io/load_options.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
@@ -45,7 +46,9 @@ struct LlmcContents {
 LlmcContents parse_llmc(std::string_view bytes, const std::string& source);
 
 /// The model an llm.c file describes, float32, loaded through load_state_dict.
-GPT load_llmc(const std::string& path);
+/// `options.mmap()` says whether the weights of a float32 file stay in its
+/// pages (Mmap); a bfloat16 file's are converted, so copied, either way.
+GPT load_llmc(const std::string& path, const LoadOptions& options = {});
 
 /// Loads an llm.c file into `model` (converted to its dtype) through
 /// load_state_dict: on any problem `model` is bit-identical to before.

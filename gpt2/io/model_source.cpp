@@ -65,16 +65,17 @@ LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& o
   out.format = options.format() ? *options.format() : detect_model_format(path);
   switch (out.format) {
     case ModelFormat::kCheckpoint: {
-      Checkpoint c = load_checkpoint(path);
+      Checkpoint c = load_checkpoint(path, LoadOptions().mmap(options.mmap()));
       out.model = c.model;
       out.notes = c.notes;
       break;
     }
     case ModelFormat::kSafetensors:
-      out.model = load_safetensors(path, HfReadOptions().n_head(options.n_head()));
+      out.model =
+          load_safetensors(path, HfReadOptions().n_head(options.n_head()).mmap(options.mmap()));
       break;
     case ModelFormat::kLlmc:
-      out.model = load_llmc(path);
+      out.model = load_llmc(path, LoadOptions().mmap(options.mmap()));
       break;
   }
   return out;

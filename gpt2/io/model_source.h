@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpt2/io/llmc.h"
+#include "gpt2/io/load_options.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2 {
@@ -41,6 +42,9 @@ struct ModelSourceOptions {
   TORCH_ARG(std::optional<ModelFormat>, format) = std::nullopt;
   /// n_head for a safetensors file without config.json.
   TORCH_ARG(std::optional<int64_t>, n_head) = std::nullopt;
+  /// Whether the weights stay in the file's pages (Mmap says what that
+  /// trades). `gpt2 generate` and `gpt2 eval` load with Mmap::kAuto.
+  TORCH_ARG(Mmap, mmap) = Mmap::kOff;
 };
 
 /// A model read from a file of any format.

@@ -19,6 +19,7 @@
 #include "apps/gpt2/bench/bench_products.h"
 #include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/bench/bench_train.h"
+#include "apps/gpt2/common/model_flags.h"
 #include "gpt2/runtime/runtime.h"
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
@@ -155,16 +156,17 @@ Stats python_jit_load(const std::string& path, int repeats) {
 }
 
 int run_bench_load(const std::vector<std::string>& paths, int repeats, bool no_peer,
-                   std::ostream& out) {
+                   Mmap mmap, std::ostream& out) {
   print_runtime(out);
   fmt::print(out, "load      median of {} loads after one untimed (files in the page cache), "
-                  "alternating\n", repeats);
+                  "alternating; --mmap {}\n", repeats, to_string(mmap));
   std::vector<std::vector<double>> seconds(paths.size());
   std::vector<std::string> formats(paths.size());
   for (int r = 0; r <= repeats; ++r) {
     for (size_t i = 0; i < paths.size(); ++i) {
       LoadedModel loaded;
-      const double s = time_s([&] { loaded = load_model_file(paths[i]); });
+      const double s =
+          time_s([&] { loaded = load_model_file(paths[i], ModelSourceOptions().mmap(mmap)); });
       formats[i] = to_string(loaded.format);
       if (r > 0) seconds[i].push_back(s);
     }
@@ -232,14 +234,17 @@ void add_bench_command(CLI::App& app, int* rc) {
   auto load_paths = std::make_shared<std::vector<std::string>>();
   auto load_repeats = std::make_shared<int>(5);
   auto load_no_peer = std::make_shared<bool>(false);
+  auto load_mmap = std::make_shared<std::string>("off");
   CLI::App* l = bench->add_subcommand(
       "load", "Seconds to load model files (any format), beside Python's torch.jit.load");
   l->add_option("files", *load_paths, "Model files (checkpoint, safetensors, llm.c)")->required();
   l->add_option("--repeats", *load_repeats, "Loads of each")->check(CLI::Range(1, 100))
       ->capture_default_str();
   l->add_flag("--no-peer", *load_no_peer, "Do not run Python's torch.jit.load");
-  l->callback([load_paths, load_repeats, load_no_peer, rc] {
-    *rc = run_bench_load(*load_paths, *load_repeats, *load_no_peer, std::cout);
+  add_mmap_flag(*l, *load_mmap);
+  l->callback([load_paths, load_repeats, load_no_peer, load_mmap, rc] {
+    *rc = run_bench_load(*load_paths, *load_repeats, *load_no_peer, mmap_from_string(*load_mmap),
+                         std::cout);
   });
   auto path = std::make_shared<std::string>();
   auto repeats = std::make_shared<int>(5);

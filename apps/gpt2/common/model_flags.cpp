@@ -50,11 +50,23 @@ GPTConfig ModelFlags::config_from(GPTConfig base) const {
   return c;
 }
 
-GPT model_from(const std::string& path, const ModelFlags& flags, std::ostream& notes) {
+GPT model_from(const std::string& path, const ModelFlags& flags, std::ostream& notes,
+               Mmap mmap) {
   if (path.empty()) return GPT(flags.config());
-  LoadedModel loaded = load_model_file(path);
+  LoadedModel loaded = load_model_file(path, ModelSourceOptions().mmap(mmap));
   for (const auto& note : loaded.notes) fmt::print(notes, "note      {}\n", note);
   return loaded.model;
+}
+
+CLI::Option* add_mmap_flag(CLI::App& cmd, std::string& mmap) {
+  return cmd
+      .add_option("--mmap", mmap,
+                  "Leave the weights in the model file's pages (copy-on-write) instead of "
+                  "copying them: on; off; auto: where the kernel maps the file in 2 MiB pages. "
+                  "Mapped, the file must not be truncated or rewritten in place meanwhile "
+                  "(docs/speed.md)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
 }
 
 CLI::Option* add_weights_flag(CLI::App& cmd, std::string& weights) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "apps/gpt2/common/field_flags.h"
+#include "gpt2/io/load_options.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
 
@@ -54,7 +55,12 @@ struct ModelFlags {
 /// loader's notes (float16 widened, NaN or infinite weights, no checksums)
 /// as a `note` line on `notes`; or, when `path` is empty, a fresh model of
 /// flags.config().
-GPT model_from(const std::string& path, const ModelFlags& flags, std::ostream& notes);
+GPT model_from(const std::string& path, const ModelFlags& flags, std::ostream& notes,
+               Mmap mmap = Mmap::kOff);
+
+/// `--mmap auto|on|off` into `mmap` (its value is the default): whether the
+/// weights stay in the model file's pages (gpt2::Mmap).
+CLI::Option* add_mmap_flag(CLI::App& cmd, std::string& mmap);
 
 /// `--weights fp32|bf16|int8` into `weights` (default fp32): the format the
 /// Linear weights are read in without autograd (packed_linear.h).

@@ -15,6 +15,9 @@ struct ServeFlags {
   std::string model;
   /// --weights: fp32, bf16 or int8.
   std::string weights = "fp32";
+  /// --mmap: auto, on or off (gpt2::Mmap); off by default: a server that
+  /// runs for days should not depend on the file staying as it is.
+  std::string mmap = "off";
   /// Address and port to listen on (port 0: any free one, printed).
   std::string host = "127.0.0.1";
   int port = 8080;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpt2/error.h"
+#include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/model/kernels/huge_pages.h"
 
 namespace gpt2::detail {
@@ -65,8 +66,9 @@ void TorchArchive::fail(const std::string& rule) const {
                                 rule));
 }
 
-TorchArchive::TorchArchive(std::string_view bytes, const std::string& path)
-    : path_(path), zip_(bytes, path) {
+TorchArchive::TorchArchive(std::string_view bytes, const std::string& path,
+                           std::shared_ptr<const MappedFile> file)
+    : path_(path), file_(std::move(file)), zip_(bytes, path) {
   const auto& records = zip_.records();
   if (records.empty()) fail("the zip archive is empty");
   prefix_ = records.front().name.substr(0, records.front().name.find('/') + 1);
@@ -230,12 +232,19 @@ void TorchArchive::collect(const PValue& object, const std::string& prefix,
 
 const TorchArchive::Storage& TorchArchive::storage(const PickledTensor& t) const {
   auto& storage = loaded_[t.storage_key];
-  if (!storage.data.defined()) {
-    // Straight from the record into the tensor; check_tensor matched the sizes.
-    storage.data = detail::empty_large({t.storage_numel}, t.dtype);
-    storage.crc_ok = zip_.read_into(*zip_.find(prefix_ + "data/" + t.storage_key),
-                                    storage.data.data_ptr(), &storage.crc32);
+  if (storage.data.defined()) return storage;
+  const ZipRecord& record = *zip_.find(prefix_ + "data/" + t.storage_key);
+  // check_tensor matched the sizes. In mmap mode the tensor is the record's
+  // own bytes, where they lie stored and aligned.
+  if (file_) {
+    if (const auto bytes = zip_.view(record, &storage.crc_ok, &storage.crc32)) {
+      storage.data = tensor_in_file(file_, bytes->data(), {t.storage_numel}, t.dtype);
+      if (storage.data.defined()) return storage;
+    }
   }
+  // Straight from the record into the tensor.
+  storage.data = detail::empty_large({t.storage_numel}, t.dtype);
+  storage.crc_ok = zip_.read_into(record, storage.data.data_ptr(), &storage.crc32);
   return storage;
 }
 

@@ -16,12 +16,14 @@
 #include <torch/types.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "gpt2/file/mapped_file.h"
 #include "gpt2/io/checkpoint/archive_class.h"
 #include "gpt2/io/checkpoint/pickle.h"
 #include "gpt2/io/checkpoint/zip_reader.h"
@@ -32,15 +34,19 @@ namespace gpt2::detail {
 class TorchArchive {
  public:
   /// Checks everything listed above; FormatError naming `path` and the rule.
-  /// A Python torch.save file gets a message saying so.
-  TorchArchive(std::string_view bytes, const std::string& path);
+  /// A Python torch.save file gets a message saying so. With `file` (whose
+  /// bytes `bytes` are, mapped copy-on-write), tensor() views the file's
+  /// pages wherever a storage record lies stored in it, instead of copying.
+  TorchArchive(std::string_view bytes, const std::string& path,
+               std::shared_ptr<const MappedFile> file = nullptr);
 
   /// data.pkl's root object.
   const PValue& root() const { return *root_; }
   /// Every parameter (per the classes' __parameters__), by dotted name.
   std::vector<std::pair<std::string, const PickledTensor*>> named_parameters() const;
-  /// The tensor `t` describes, copied out of its record (views of one
-  /// storage share memory, as the writer's tied tensors did).
+  /// The tensor `t` describes, copied out of its record or over the mapped
+  /// file's pages (views of one storage share memory, as the writer's tied
+  /// tensors did).
   torch::Tensor tensor(const PickledTensor& t) const;
   /// Whether `t`'s storage record fails its zip CRC-32 (the caller names
   /// the tensor; every other record's CRC is checked at construction).
@@ -69,6 +75,7 @@ class TorchArchive {
                std::vector<std::pair<std::string, const PickledTensor*>>& out) const;
 
   std::string path_;
+  std::shared_ptr<const MappedFile> file_;  // set in mmap mode
   ZipReader zip_;
   std::string prefix_;  // "archive/"
   std::map<std::string, ArchiveClass> classes_;  // by "__torch__.___torch_mangle_3.Module"

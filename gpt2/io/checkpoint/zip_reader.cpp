@@ -223,4 +223,14 @@ bool ZipReader::read_into(const ZipRecord& r, void* out, std::optional<uint32_t>
   return true;
 }
 
+std::optional<std::string_view> ZipReader::view(const ZipRecord& r, bool* crc_ok,
+                                                std::optional<uint32_t>* bytes_crc) const {
+  if (r.method != 0 || r.data_offset == ZipRecord::kUnknown) return std::nullopt;
+  const std::string_view bytes = bytes_.substr(r.data_offset, r.size);
+  const uint32_t crc = detail::crc32_on_threads(bytes.data(), bytes.size());
+  if (bytes_crc) *bytes_crc = crc;
+  *crc_ok = crc == r.crc32 || !kCheckCrc;
+  return bytes;
+}
+
 }  // namespace gpt2::detail

@@ -70,6 +70,12 @@ class ZipReader {
   /// caller need not take it again.
   bool read_into(const ZipRecord& record, void* out,
                  std::optional<uint32_t>* bytes_crc = nullptr) const;
+  /// A stored record's bytes where they lie in the archive, not copied, with
+  /// whether they match its CRC-32 in `crc_ok` (taken here, on the kernel
+  /// threads, and given in `bytes_crc` as read_into gives it); nullopt for a
+  /// deflated record or one whose place only libzip knows (read_into those).
+  std::optional<std::string_view> view(const ZipRecord& record, bool* crc_ok,
+                                       std::optional<uint32_t>* bytes_crc = nullptr) const;
 
  private:
   struct Close {

@@ -1,0 +1,54 @@
+#pragma once
+/// How the readers of weight files (load_checkpoint, load_llmc,
+/// load_safetensors through HfReadOptions, load_model_file through
+/// ModelSourceOptions) place the weights they load.
+
+#include <torch/arg.h>
+
+#include <string>
+
+namespace gpt2 {
+
+/// Whether a loaded model's weights stay in the file's own pages.
+///
+/// Mapped, the file is mapped copy-on-write: a write to a weight copies that
+/// page for this process alone and the file never changes. Every check runs
+/// as in a copying load (each byte's checksum, sizes, names) and the model
+/// is the same, but the load reads the page cache in place: there is no
+/// fresh memory to zero and fault in, most of a first load's time, and
+/// processes that map one file share its pages (docs/speed.md). The cost:
+/// the model then depends on the file. If another program truncates or
+/// rewrites it in place while the model lives, reads see the new bytes or
+/// the process gets SIGBUS. This library's writers replace a file by
+/// rename, which leaves a mapped file whole (`cp` over it does not).
+/// Tensors whose bytes need a conversion (float16 to float32, a Conv1D
+/// transpose) are copies either way. For inference: a training step writes
+/// every weight, one page copy at a time.
+enum class Mmap {
+  /// Copy the weights into memory the model owns (on huge pages where they
+  /// fault in faster, as every large tensor: huge_pages.h). The default.
+  kOff,
+  /// Always leave the weights in the file's pages.
+  kOn,
+  /// Leave them there where the kernel maps the file in 2 MiB pages (most
+  /// of it, after mapping it all): then reading a weight is as fast as from
+  /// the process's own huge pages. Elsewhere 4 KiB pages cost a decoding
+  /// step up to a fifth of its speed on this project's machines, and the
+  /// weights are copied. This library's writers write in 2 MiB pieces so
+  /// that the page cache holds what they wrote in 2 MiB folios, on kernels
+  /// whose filesystems have them (ext4 from Linux 6.16, xfs).
+  kAuto,
+};
+
+/// "off", "on", "auto".
+std::string to_string(Mmap mmap);
+/// Inverse of to_string(Mmap); ConfigError naming the spellings otherwise.
+Mmap mmap_from_string(const std::string& name);
+
+/// Options shared by the weight-file readers.
+struct LoadOptions {
+  /// Whether the weights stay in the file's pages (Mmap).
+  TORCH_ARG(Mmap, mmap) = Mmap::kOff;
+};
+
+}  // namespace gpt2
