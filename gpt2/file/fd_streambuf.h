@@ -16,7 +16,7 @@ class FdStreambuf : public std::streambuf {
  public:
   /// Every write but the last is this many bytes, at a multiple of it in the
   /// file: the page cache then holds a large file in 2 MiB folios where the
-  /// filesystem has them (ext4 from Linux 6.16, xfs), which a mapping reads
+  /// filesystem has them (ext4 under Linux 6.18 here), which a mapping reads
   /// through 2 MiB pages (gpt2::Mmap::kAuto). Smaller writes leave it in
   /// smaller folios.
   static constexpr std::size_t kBufferBytes = std::size_t{2} << 20;

@@ -30,13 +30,15 @@ enum class Mmap {
   kOff,
   /// Always leave the weights in the file's pages.
   kOn,
-  /// Leave them there where the kernel maps the file in 2 MiB pages (most
-  /// of it, after mapping it all): then reading a weight is as fast as from
-  /// the process's own huge pages. Elsewhere 4 KiB pages cost a decoding
-  /// step up to a fifth of its speed on this project's machines, and the
-  /// weights are copied. This library's writers write in 2 MiB pieces so
-  /// that the page cache holds what they wrote in 2 MiB folios, on kernels
-  /// whose filesystems have them (ext4 from Linux 6.16, xfs).
+  /// Leave them there where the kernel maps at least half of the file in
+  /// 2 MiB pages (after mapping it all), and copy them elsewhere: on 4 KiB
+  /// pages a decoding step ran about a tenth slower on this project's Zen 5
+  /// (45-50 against 51-54 tokens/s), on 2 MiB pages as fast as on the
+  /// process's own huge pages. The page cache holds a file in 2 MiB folios
+  /// when it was written in 2 MiB pieces, as this library's writers write,
+  /// or read in cold through such a mapping, on filesystems that have large
+  /// folios (ext4 under Linux 6.18 here); one written in small pieces (by
+  /// `dd bs=4k`, say) stays in 4 KiB pages while it is cached.
   kAuto,
 };
 

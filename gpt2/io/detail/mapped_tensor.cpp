@@ -15,7 +15,7 @@ ModelFileMap map_model_file(const std::string& path, Mmap mmap) {
   if (mmap == Mmap::kOn) return {std::move(file), true};
   // Mapped in full first: the kernel maps 2 MiB folios whole as it goes.
   const size_t size = file->bytes().size();
-  const bool view = file->populate() && file->huge_page_bytes() >= size / 10 * 9;
+  const bool view = file->populate() && file->huge_page_bytes() >= size / 2;
   return {std::move(file), view};
 }
 

@@ -17,7 +17,7 @@ struct ModelFileMap {
   /// The file's bytes: read-only for Mmap::kOff, else copy-on-write.
   std::shared_ptr<const MappedFile> file;
   /// Whether tensors view `file` (tensor_in_file) rather than copy out of
-  /// it: kOn always; kAuto when, mapped in full, at least 9/10 of it lies
+  /// it: kOn always; kAuto when, mapped in full, at least half of it lies
   /// in 2 MiB pages.
   bool view = false;
 };
