@@ -86,7 +86,8 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
   if (!flags.text.empty() && !flags.choices.empty()) {
     throw ConfigError("give one of --text and --choices, not both");
   }
-  LoadedModel loaded = load_model_file(flags.model, ModelSourceOptions().mmap(mmap_from_string(flags.mmap)));
+  LoadedModel loaded =
+      load_model_file(flags.model, ModelSourceOptions().mmap(mmap_from_string(flags.mmap)));
   GPT& model = loaded.model;
   for (const auto& note : loaded.notes) fmt::print(out, "note      {}\n", note);
   fmt::print(out, "model     {} ({}): {}\n", flags.model, to_string(loaded.format),

@@ -74,11 +74,13 @@ bool MappedFile::populate() const {
 
 size_t MappedFile::huge_page_bytes() const {
   if (size_ == 0) return 0;
-  const std::unique_ptr<FILE, int (*)(FILE*)> smaps(std::fopen("/proc/self/smaps", "re"), &std::fclose);
+  const std::unique_ptr<FILE, int (*)(FILE*)> smaps(std::fopen("/proc/self/smaps", "re"),
+                                                    &std::fclose);
   if (!smaps) return 0;
   // The mapping's block starts with the line "<start>-<end> ...", in hex.
   char start[32];
-  std::snprintf(start, sizeof start, "%lx-", static_cast<unsigned long>(reinterpret_cast<uintptr_t>(data_)));
+  std::snprintf(start, sizeof start, "%lx-",
+                static_cast<unsigned long>(reinterpret_cast<uintptr_t>(data_)));
   char line[512];
   bool ours = false;
   while (std::fgets(line, sizeof line, smaps.get())) {

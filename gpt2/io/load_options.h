@@ -33,7 +33,7 @@ enum class Mmap {
   /// Leave them there where the kernel maps at least half of the file in
   /// 2 MiB pages (after mapping it all), and copy them elsewhere: on 4 KiB
   /// pages a decoding step ran about a tenth slower on this project's Zen 5
-  /// (45-50 against 51-54 tokens/s), on 2 MiB pages as fast as on the
+  /// (40-50 against 46-53 tokens/s), on 2 MiB pages as fast as on the
   /// process's own huge pages. The page cache holds a file in 2 MiB folios
   /// when it was written in 2 MiB pieces, as this library's writers write,
   /// or read in cold through such a mapping, on filesystems that have large

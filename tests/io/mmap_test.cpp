@@ -89,7 +89,8 @@ TEST(Mmap, WritesToMappedWeightsStayInTheProcessAndTrainingWorks) {
   EXPECT_FALSE(torch::equal(wte_of(c.model), model->transformer->wte->weight));
   EXPECT_EQ(c.model->lm_head->weight.data_ptr(), wte_of(c.model).data_ptr());
   EXPECT_EQ(testing::read_file(dir / "m.pt"), bytes) << "the file never changes";
-  EXPECT_TRUE(testing::same_tensors(*load_checkpoint(dir / "m.pt").model, testing::snapshot(*model)));
+  EXPECT_TRUE(
+      testing::same_tensors(*load_checkpoint(dir / "m.pt").model, testing::snapshot(*model)));
 }
 
 TEST(Mmap, TheMappingLivesWithItsTensorsAndARenamedOverFileLeavesThemWhole) {
@@ -140,7 +141,8 @@ TEST(Mmap, AutoViewsTheFileWhereTheKernelMapsItInHugePages) {
   {
     std::ofstream small(dir / "small.pt", std::ios::binary);
     for (size_t i = 0; i < bytes.size(); i += 4096) {
-      small.write(bytes.data() + i, static_cast<std::streamsize>(std::min<size_t>(4096, bytes.size() - i)));
+      const size_t n = std::min<size_t>(4096, bytes.size() - i);
+      small.write(bytes.data() + i, static_cast<std::streamsize>(n));
       small.flush();
     }
   }
@@ -158,7 +160,9 @@ TEST(Mmap, AutoViewsTheFileWhereTheKernelMapsItInHugePages) {
 }
 
 TEST(Mmap, ModesAreSpelledOffOnAuto) {
-  for (const Mmap m : {Mmap::kOff, Mmap::kOn, Mmap::kAuto}) EXPECT_EQ(mmap_from_string(to_string(m)), m);
+  for (const Mmap m : {Mmap::kOff, Mmap::kOn, Mmap::kAuto}) {
+    EXPECT_EQ(mmap_from_string(to_string(m)), m);
+  }
   EXPECT_EQ(to_string(Mmap::kAuto), "auto");
   const std::string what = testing::error_of<ConfigError>([] { mmap_from_string("yes"); });
   EXPECT_NE(what.find("'yes' (off, on, auto)"), std::string::npos) << what;

@@ -20,7 +20,8 @@ namespace gpt2::app {
 int run_serve(const ServeFlags& given) {
   ServeFlags flags = given;
   if (const char* key = std::getenv("GPT2_API_KEY"); flags.api_key.empty() && key) flags.api_key = key;
-  LoadedModel loaded = load_model_file(flags.model, ModelSourceOptions().mmap(mmap_from_string(flags.mmap)));
+  LoadedModel loaded =
+      load_model_file(flags.model, ModelSourceOptions().mmap(mmap_from_string(flags.mmap)));
   for (const auto& note : loaded.notes) fmt::print("note      {}\n", note);
   Tokenizer tokenizer = flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
   if (loaded.model->config.vocab_size() < tokenizer.vocab_size()) {
