@@ -78,9 +78,7 @@ size_t MappedFile::huge_page_bytes() const {
                                                     &std::fclose);
   if (!smaps) return 0;
   // The mapping's block starts with the line "<start>-<end> ...", in hex.
-  char start[32];
-  std::snprintf(start, sizeof start, "%lx-",
-                static_cast<unsigned long>(reinterpret_cast<uintptr_t>(data_)));
+  const auto start = static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(data_));
   char line[512];
   bool ours = false;
   while (std::fgets(line, sizeof line, smaps.get())) {
@@ -88,7 +86,8 @@ size_t MappedFile::huge_page_bytes() const {
                         !std::isupper(static_cast<unsigned char>(line[0]));  // fields are "Name:"
     if (header) {
       if (ours) break;  // the next mapping's header
-      ours = std::strncmp(line, start, std::strlen(start)) == 0;
+      char* end = nullptr;
+      ours = std::strtoull(line, &end, 16) == start && *end == '-';
     } else if (ours && std::strncmp(line, "FilePmdMapped:", 14) == 0) {
       return static_cast<size_t>(std::strtoull(line + 14, nullptr, 10)) * 1024;
     }

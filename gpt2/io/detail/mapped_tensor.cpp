@@ -11,7 +11,15 @@ namespace gpt2::detail {
 
 ModelFileMap map_model_file(const std::string& path, Mmap mmap) {
   if (mmap == Mmap::kOff) return {std::make_shared<const MappedFile>(path), false};
-  auto file = std::make_shared<const MappedFile>(path, "", MapAccess::kCopyOnWrite);
+  std::shared_ptr<const MappedFile> file;
+  try {
+    file = std::make_shared<const MappedFile>(path, "", MapAccess::kCopyOnWrite);
+  } catch (const FileError&) {
+    // A private writable mapping is charged as memory: under strict
+    // overcommit it can fail where a read-only one does not. kAuto copies.
+    if (mmap == Mmap::kOn) throw;
+    return {std::make_shared<const MappedFile>(path), false};
+  }
   if (mmap == Mmap::kOn) return {std::move(file), true};
   // Mapped in full first: the kernel maps 2 MiB folios whole as it goes.
   const size_t size = file->bytes().size();

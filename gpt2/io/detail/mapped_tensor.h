@@ -18,7 +18,8 @@ struct ModelFileMap {
   std::shared_ptr<const MappedFile> file;
   /// Whether tensors view `file` (tensor_in_file) rather than copy out of
   /// it: kOn always; kAuto when, mapped in full, at least half of it lies
-  /// in 2 MiB pages.
+  /// in 2 MiB pages (and read-only, copied, where the kernel refuses a
+  /// private writable mapping, as under strict overcommit).
   bool view = false;
 };
 
