@@ -1,7 +1,6 @@
 #include "gpt2/io/hf_gpt2.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <map>
@@ -13,9 +12,9 @@
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/output_dir.h"
-#include "gpt2/file/json.h"
 #include "gpt2/file/mapped_file.h"
 #include "gpt2/file/read_file.h"
+#include "gpt2/io/detail/hf_config.h"
 #include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/detail/on_threads.h"
 #include "gpt2/io/import.h"
@@ -24,8 +23,10 @@
 namespace gpt2 {
 namespace {
 
+using detail::HfConfig;
+using detail::parse_config;
+
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -38,52 +39,6 @@ bool is_conv1d_weight(const std::string& name) {
     if (ends_with(name, leaf)) return true;
   }
   return false;
-}
-
-// GPT2Config's activation_function names for the two GELUs.
-std::optional<Gelu> gelu_from_hf(const std::string& name) {
-  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Gelu::kTanh;
-  if (name == "gelu") return Gelu::kExact;
-  return std::nullopt;
-}
-
-// What config.json says, each field only when present and well typed.
-struct HfConfig {
-  std::optional<int64_t> n_head, n_layer, n_embd, vocab_size, n_positions;
-  std::optional<Gelu> gelu;
-};
-
-HfConfig parse_config(const std::string& text, std::vector<std::string>& problems) {
-  HfConfig c;
-  if (text.empty()) return c;
-  json j;
-  try {
-    j = detail::parse_json(text, "config.json");
-  } catch (const FormatError& e) {
-    problems.push_back(e.what());
-    return c;
-  }
-  if (!j.is_object()) {
-    problems.push_back("config.json is not a JSON object");
-    return c;
-  }
-  for (auto [key, field] : {std::pair{"n_head", &c.n_head}, {"n_layer", &c.n_layer},
-                            {"n_embd", &c.n_embd}, {"vocab_size", &c.vocab_size},
-                            {"n_positions", &c.n_positions}}) {
-    if (!j.contains(key)) continue;
-    if (j[key].is_number_unsigned() && j[key].get<uint64_t>() <= INT64_MAX) {
-      *field = j[key].get<int64_t>();
-    } else {
-      problems.push_back(fmt::format("config.json {} is {}, not a size", key, j[key].dump()));
-    }
-  }
-  if (j.contains("activation_function")) {
-    const json& a = j["activation_function"];
-    c.gelu = a.is_string() ? gelu_from_hf(a.get<std::string>()) : std::nullopt;
-    if (!c.gelu) problems.push_back(fmt::format("config.json activation_function {} is not a GELU "
-                                                "this model has (gelu_new, gelu)", a.dump()));
-  }
-  return c;
 }
 
 // nanoGPT's state dict from Hugging Face's tensors; lm_head is wte when absent.
@@ -260,26 +215,6 @@ void load_safetensors(const std::string& path, GPTImpl& model) {
   const StateDict sd = to_nanogpt(contents, problems);
   const auto dtype = model.transformer->wte->weight.scalar_type();
   load_state_dict(detail::converted(sd, dtype), model, paths.weights, std::move(problems));
-}
-
-std::string hf_config_json(const GPTConfig& c) {
-  nlohmann::ordered_json j;
-  j["architectures"] = {"GPT2LMHeadModel"};
-  j["model_type"] = "gpt2";
-  j["vocab_size"] = c.vocab_size();
-  j["n_positions"] = c.block_size();
-  j["n_ctx"] = c.block_size();
-  j["n_embd"] = c.n_embd();
-  j["n_layer"] = c.n_layer();
-  j["n_head"] = c.n_head();
-  j["activation_function"] = c.gelu() == Gelu::kTanh ? "gelu_new" : "gelu";
-  j["resid_pdrop"] = j["embd_pdrop"] = j["attn_pdrop"] = c.dropout();
-  j["layer_norm_epsilon"] = 1e-5;
-  j["initializer_range"] = c.init().std();
-  j["bos_token_id"] = j["eos_token_id"] = c.vocab_size() - 1;
-  j["tie_word_embeddings"] = true;
-  j["torch_dtype"] = "float32";
-  return j.dump(2) + "\n";
 }
 
 void save_safetensors(const std::string& path, const GPTImpl& model) {
