@@ -2,8 +2,11 @@
 # executable (`Suite` runs `--gtest_filter=Suite.*`): each ctest entry is a
 # process, and a process of the library's tests spends about half a second
 # loading LibTorch, so one per suite instead of one per case saves minutes.
-# Run after each build of the executable (tests/CMakeLists.txt):
-#   cmake -D TEST_EXECUTABLE=... -D OUT=... -D TIMEOUT=... -P gtest_suites.cmake
+# Suites whose names match ONE_THREAD (a regex alternation, may be empty) run
+# with OMP_NUM_THREADS=1. Run after each build of the executable
+# (tests/CMakeLists.txt):
+#   cmake -D TEST_EXECUTABLE=... -D OUT=... -D TIMEOUT=... -D ONE_THREAD=A|B
+#         -P gtest_suites.cmake
 execute_process(COMMAND "${TEST_EXECUTABLE}" --gtest_list_tests
                 OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -19,6 +22,10 @@ foreach(line IN LISTS lines)
     string(APPEND content
       "add_test([=[${suite}]=] [=[${TEST_EXECUTABLE}]=] [=[--gtest_filter=${suite}.*]=])\n"
       "set_tests_properties([=[${suite}]=] PROPERTIES TIMEOUT ${TIMEOUT})\n")
+    if(NOT "${ONE_THREAD}" STREQUAL "" AND suite MATCHES "^(${ONE_THREAD})$")
+      string(APPEND content
+        "set_tests_properties([=[${suite}]=] PROPERTIES ENVIRONMENT OMP_NUM_THREADS=1)\n")
+    endif()
   endif()
 endforeach()
 file(WRITE "${OUT}" "${content}")
