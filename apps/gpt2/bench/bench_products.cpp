@@ -8,6 +8,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "apps/gpt2/bench/bench_stats.h"
@@ -19,6 +20,8 @@ namespace gpt2::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// Between the sides: longer than a BLAS's worker threads spin after a call.
+constexpr std::chrono::milliseconds kSettle{300};
 
 // One Linear shape of the model and how often a step runs it.
 struct Shape {
@@ -69,17 +72,22 @@ int run_bench_products(const BenchProductsFlags& f, std::ostream& out) {
   fmt::print(out, "  {:<12} {:>16} {:>10} {:>10} {:>9} {:>9}\n", "layer", "(in, out)",
              "onednn ms", "torch ms", "torch/dnn", "per step");
   // Round-robin over shapes and sides, so that a burst of the machine's
-  // noise spreads over all of them instead of one shape's repeats.
+  // noise spreads over all of them instead of one shape's repeats. Each
+  // round runs every shape on one side, then on the other: the side that
+  // ran last leaves its threads spinning for a while (OpenBLAS's for about
+  // 0.1 s), which took cores from oneDNN's when the sides took turns per
+  // product (docs/speed.md). So a side's block starts after a pause.
   std::vector<Operands> operands;
   for (const Shape& s : shapes) operands.emplace_back(s, rows);
   std::vector<std::vector<double>> dnn(shapes.size()), blas(shapes.size());
   for (int r = 0; r <= f.repeats; ++r) {
-    for (size_t i = 0; i < shapes.size(); ++i) {
-      const double a = operands[i].seconds(MatmulBackend::onednn);
-      const double b = operands[i].seconds(MatmulBackend::torch);
-      if (r == 0) continue;  // warm-up: oneDNN's JIT, OpenBLAS's threads, first touch
-      dnn[i].push_back(a);
-      blas[i].push_back(b);
+    for (const MatmulBackend side : {MatmulBackend::onednn, MatmulBackend::torch}) {
+      std::this_thread::sleep_for(kSettle);
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        const double seconds = operands[i].seconds(side);
+        if (r == 0) continue;  // warm-up: oneDNN's JIT, OpenBLAS's threads, first touch
+        (side == MatmulBackend::onednn ? dnn : blas)[i].push_back(seconds);
+      }
     }
   }
   double step_dnn = 0, step_torch = 0;
