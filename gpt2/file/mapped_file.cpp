@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -46,8 +47,10 @@ void* map_aligned(int fd, size_t size) {
 
 }  // namespace
 
-MappedFile::MappedFile(const std::string& path, std::string_view what, MapAccess access) {
-  const InputFile file(path, what);
+MappedFile::MappedFile(const std::string& path, std::string_view what, MapAccess access)
+    : MappedFile(InputFile(path, what), access) {}
+
+MappedFile::MappedFile(const InputFile& file, MapAccess access) {
   size_ = static_cast<size_t>(file.size());
   if (size_ > 0) {
     data_ = access == MapAccess::kCopyOnWrite
@@ -64,10 +67,15 @@ MappedFile::~MappedFile() {
   if (data_) ::munmap(data_, size_);
 }
 
-bool MappedFile::populate() const {
+bool MappedFile::populate(size_t offset, size_t length) const {
 #ifdef MADV_POPULATE_READ
-  return size_ == 0 || ::madvise(data_, size_, MADV_POPULATE_READ) == 0;
+  if (offset >= size_) return true;
+  const size_t begin = offset & ~size_t{4095};  // madvise takes whole pages
+  const size_t end = offset + std::min(length, size_ - offset);
+  return ::madvise(static_cast<char*>(data_) + begin, end - begin, MADV_POPULATE_READ) == 0;
 #else
+  (void)offset;
+  (void)length;
   return false;
 #endif
 }

@@ -3,8 +3,13 @@
 // against the file before touching the bytes it points at.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+
+namespace gpt2 {
+class InputFile;
+}
 
 namespace gpt2::detail {
 
@@ -28,6 +33,8 @@ class MappedFile {
   /// cannot be opened or mapped.
   explicit MappedFile(const std::string& path, std::string_view what = "",
                       MapAccess access = MapAccess::kReadOnly);
+  /// Maps the file `file` has open (its size when opened).
+  explicit MappedFile(const InputFile& file, MapAccess access = MapAccess::kReadOnly);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -36,8 +43,9 @@ class MappedFile {
   std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
 
   /// Maps every page now (MADV_POPULATE_READ), reading what the page cache
-  /// lacks; false where the kernel cannot (before Linux 5.14).
-  bool populate() const;
+  /// lacks; false where the kernel cannot (before Linux 5.14). With `offset`
+  /// and `length`, the pages of those bytes (clamped to the file) only.
+  bool populate(size_t offset = 0, size_t length = SIZE_MAX) const;
   /// How many of the mapping's bytes the kernel maps in 2 MiB pages now
   /// (FilePmdMapped in /proc/self/smaps; 0 where it cannot be read).
   size_t huge_page_bytes() const;

@@ -107,10 +107,10 @@ void widen_half(Parsed& p, const std::string& path) {
 }
 
 // Reads the checkpoint `path` names from its `bytes`, every byte checked by
-// the archive gate first; torch::jit::load never sees them. With `file`
-// (mapped copy-on-write, `bytes` its bytes) the tensors view its pages.
+// the archive gate first; torch::jit::load never sees them. Where `file`
+// (whose bytes `bytes` are) allows views, the tensors view its bytes.
 Parsed parse(const std::string& path, std::string_view bytes,
-             std::shared_ptr<const detail::MappedFile> file = nullptr) {
+             detail::ModelFileBytes file = {}) {
   Parsed p;
   std::optional<detail::TorchArchive> archive;
   try {
@@ -182,8 +182,9 @@ Parsed parse(const std::string& path, std::string_view bytes,
 
 Parsed parse(const std::string& path, const LoadOptions& options = {}) {
   require_regular_file(path);
-  const auto map = detail::map_model_file(path, options.mmap());
-  return parse(path, map.file->bytes(), map.view ? map.file : nullptr);
+  detail::ModelFileBytes file = detail::model_file_bytes(path, options.mmap());
+  const std::string_view bytes = file.bytes;
+  return parse(path, bytes, std::move(file));
 }
 
 // Config fields whose difference makes the file's weights unusable in `model`.

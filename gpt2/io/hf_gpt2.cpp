@@ -123,30 +123,30 @@ std::string read_text(const std::string& path) {
   return read_file(path, "config", kMaxConfigBytes);
 }
 
-// `map.file`, when given, holds the bytes the contents' tensors may view:
-// those are copied once here (the Conv1D weights were already, by their
-// transpose), or, where `map.view`, viewed in place where they are
-// contiguous and aligned, and the model takes every tensor over.
+// `file`, when given, holds the bytes the contents' tensors may view: those
+// are copied once here (the Conv1D weights were already, by their
+// transpose), or, where `file.view`, viewed in place where contiguous and
+// aligned; the model takes every tensor over.
 GPT from_contents(const SafetensorsContents& contents, const std::string& config_json,
                   const HfReadOptions& options, const std::string& source,
-                  const detail::ModelFileMap& map = {}) {
-  const auto& file = map.file;
+                  const detail::ModelFileBytes& file = {}) {
   std::vector<std::string> problems;
   const HfConfig hf = parse_config(config_json, problems);
   StateDict sd = to_nanogpt(contents, problems);
-  const LoadMode mode = file ? LoadMode::kAdopt : LoadMode::kCopy;
-  const std::string_view mapped = file ? file->bytes() : std::string_view();
+  const LoadMode mode = file.holder ? LoadMode::kAdopt : LoadMode::kCopy;
+  const std::string_view bytes = file.bytes;
   std::map<const void*, torch::Tensor> copies;  // one copy (or view) of each viewed tensor
   for (auto& [name, t] : sd) {
     const auto* p = static_cast<const char*>(t.data_ptr());
-    if (mapped.empty() || p < mapped.data() || p >= mapped.data() + mapped.size()) continue;
+    if (bytes.empty() || p < bytes.data() || p >= bytes.data() + bytes.size()) continue;
     auto& copy = copies[p];
-    if (!copy.defined() && t.is_contiguous() && map.view) {
-      copy = detail::tensor_in_file(file, p, t.sizes(), t.scalar_type());
+    if (!copy.defined() && t.is_contiguous()) {
+      copy = file.view ? detail::tensor_in_file(file, p, t.sizes(), t.scalar_type())
+                       : detail::read_tensor(file, p, t.sizes(), t.scalar_type(), source);
     }
     if (!copy.defined() && t.is_contiguous()) {
       copy = detail::empty_large(t.sizes(), t.scalar_type());
-      detail::copy_on_threads(copy.data_ptr(), p, t.nbytes());
+      detail::read_bytes(file, p, copy.data_ptr(), t.nbytes(), source);
     } else if (!copy.defined()) {
       copy = t.clone();
     }
@@ -195,9 +195,9 @@ GPT model_from_safetensors(const SafetensorsContents& contents, const std::strin
 GPT load_safetensors(const std::string& path, const HfReadOptions& options) {
   const HfPaths paths = hf_paths(path);
   const std::string config = read_text(paths.config);
-  const auto map = detail::map_model_file(paths.weights, options.mmap());
-  return from_contents(detail::parse_safetensors_views(map.file->bytes(), paths.weights), config,
-                       options, paths.weights, map);
+  const auto file = detail::model_file_bytes(paths.weights, options.mmap());
+  return from_contents(detail::parse_safetensors_views(file.bytes, paths.weights), config, options,
+                       paths.weights, file);
 }
 
 void load_safetensors(const std::string& path, GPTImpl& model) {

@@ -52,10 +52,10 @@ std::string nanogpt_name(const Kind& k, int64_t layer) {
   throw FormatError(fmt::format("'{}' is not a valid llm.c model file: {}", source, rule));
 }
 
-// parse_llmc, the tensors over `file`'s pages when it is given (mapped
-// copy-on-write, `bytes` its bytes) and they are float32.
+// parse_llmc; with `file` (whose bytes `bytes` are), the float32 tensors
+// view them where it allows, and the others are read from it.
 LlmcContents parse(std::string_view bytes, const std::string& source,
-                   const std::shared_ptr<const detail::MappedFile>& file) {
+                   const detail::ModelFileBytes* file) {
   if (bytes.size() < kHeaderBytes) {
     fail(source, fmt::format("{} bytes, shorter than the {}-byte header", bytes.size(), kHeaderBytes));
   }
@@ -97,10 +97,18 @@ LlmcContents parse(std::string_view bytes, const std::string& source,
       auto kept = shape;
       if (k.rows_c == -1) kept[0] = v;  // the padding rows are skipped
       torch::Tensor tensor;
-      if (file && dtype == torch::kFloat) tensor = detail::tensor_in_file(file, at, kept, dtype);
+      if (file && file->view && dtype == torch::kFloat) {
+        tensor = detail::tensor_in_file(*file, at, kept, dtype);
+      } else if (file && dtype == torch::kFloat) {
+        tensor = detail::read_tensor(*file, at, kept, dtype, source);
+      }
       if (!tensor.defined()) {
         tensor = detail::empty_large(kept, dtype);
-        detail::copy_on_threads(tensor.data_ptr(), at, tensor.nbytes());
+        if (file) {
+          detail::read_bytes(*file, at, tensor.data_ptr(), tensor.nbytes(), source);
+        } else {
+          detail::copy_on_threads(tensor.data_ptr(), at, tensor.nbytes());
+        }
       }
       int64_t stored = static_cast<int64_t>(item);  // bytes in the file, padding rows included
       for (const int64_t d : shape) stored *= d;
@@ -123,10 +131,10 @@ GPT model_from_llmc(const LlmcContents& contents, const std::string& source) {
 }
 
 GPT load_llmc(const std::string& path, const LoadOptions& options) {
-  const auto map = detail::map_model_file(path, options.mmap());
-  // The tensors were read for this model alone (or view the mapped file):
+  const auto file = detail::model_file_bytes(path, options.mmap());
+  // The tensors were read for this model alone (or view the file's pages):
   // it takes them over.
-  const LlmcContents contents = parse(map.file->bytes(), path, map.view ? map.file : nullptr);
+  const LlmcContents contents = parse(file.bytes, path, &file);
   return detail::build_and_load(contents.config, contents.tensors, torch::kFloat, path, {},
                                 LoadMode::kAdopt);
 }

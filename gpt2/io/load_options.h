@@ -25,13 +25,19 @@ namespace gpt2 {
 /// transpose) are copies either way. For inference: a training step writes
 /// every weight, one page copy at a time.
 enum class Mmap {
-  /// Copy the weights into memory the model owns (on huge pages where they
-  /// fault in faster, as every large tensor: huge_pages.h). The default.
+  /// Weights in memory the model owns (on huge pages where they fault in
+  /// faster, as every large tensor: huge_pages.h). The default. Tensors
+  /// of 2 MiB or more are read (pread on the kernel threads) into one block
+  /// per load, at their offsets in the file, and view it; the block gets
+  /// pages only where something is read. Copying out of a mapping faulted
+  /// every page of the file in first, most of the time on a file the page
+  /// cache holds in 4 KiB pages.
   kOff,
   /// Always leave the weights in the file's pages.
   kOn,
-  /// Leave them there where the kernel maps at least half of the file in
-  /// 2 MiB pages (after mapping it all), and copy them elsewhere: on 4 KiB
+  /// Leave them there where the kernel maps at least half of a sample of
+  /// the file (eight 2 MiB pieces, spread) in 2 MiB pages, and load as
+  /// kOff elsewhere: on 4 KiB
   /// pages a decoding step ran about a tenth slower on this project's Zen 5
   /// (40-50 against 46-53 tokens/s), on 2 MiB pages as fast as on the
   /// process's own huge pages. The page cache holds a file in 2 MiB folios

@@ -12,6 +12,7 @@
 
 #include "gpt2/file/mapped_file.h"
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/hf_gpt2.h"
 #include "gpt2/io/llmc.h"
 #include "gpt2/io/model_source.h"
@@ -73,6 +74,59 @@ TEST(Mmap, OnLoadsTheSameModelOverTheFilesPagesInEveryFormat) {
   }
 }
 
+// kOff reads the tensors from the file into memory of the model's own: those
+// of 2 MiB or more into one block, at their offsets in the file, and none
+// maps the file once the model is loaded, so a file rewritten in place
+// leaves the model whole.
+TEST(Mmap, OffReadsTheWeightsIntoMemoryOfTheirOwn) {
+  testing::TempDir dir;
+  // wte (12 MiB) and mlp.c_fc.weight (2.25 MiB) are read into the block.
+  const GPTConfig config =
+      GPTConfig().block_size(64).vocab_size(8192).n_layer(1).n_head(4).n_embd(384);
+  GPT model(GPTConfig(config).init(InitOptions().seed(9)));
+  GPT other(GPTConfig(config).init(InitOptions().seed(10)));
+  const auto want = testing::snapshot(*model);
+  for (const char* name : {"m.pt", "m.bin", "m.safetensors"}) {
+    const std::string path = dir / name;
+    save_model(path, *model);
+    const std::string bytes = testing::read_file(path);
+    const GPT read = load_model(path, ModelSourceOptions().mmap(Mmap::kOff));
+    EXPECT_FALSE(maps_file(path)) << name;
+    EXPECT_EQ(read->lm_head->weight.data_ptr(), wte_of(read).data_ptr()) << name << ": the tie";
+    if (std::string(name) != "m.safetensors") {  // its c_fc weight is a transposed copy
+      const auto at = [&](const torch::Tensor& t) {
+        const auto* p = static_cast<const char*>(t.data_ptr());
+        return std::make_pair(p, static_cast<std::ptrdiff_t>(
+                                     bytes.find(std::string(p, t.nbytes()))));
+      };
+      const auto [wte, wte_in_file] = at(wte_of(read));
+      const auto [c_fc, c_fc_in_file] =
+          at(read->named_parameters()["transformer.h.0.mlp.c_fc.weight"]);
+      EXPECT_EQ(c_fc - wte, c_fc_in_file - wte_in_file) << name << ": one block, at file offsets";
+    }
+    const std::string other_path = dir / (std::string("other-") + name);
+    save_model(other_path, *other);
+    testing::write_file(path, testing::read_file(other_path));  // in place, not renamed over
+    EXPECT_TRUE(testing::same_tensors(*read, want)) << name;
+  }
+}
+
+// A file cut short after it was parsed: the read says so, naming it, and
+// nothing touches the mapping past the file's new end (SIGBUS).
+TEST(Mmap, AFileThatShrinksWhileReadIsRefusedNamingIt) {
+  testing::TempDir dir;
+  const std::string path = dir / "f.bin";
+  testing::write_file(path, std::string(size_t{3} << 20, 'x'));
+  const detail::ModelFileBytes file = detail::model_file_bytes(path, Mmap::kOff);
+  ASSERT_GE(file.fd, 0);
+  std::filesystem::resize_file(path, size_t{1} << 20);
+  std::string to(size_t{1} << 20, '\0');
+  const char* past_the_end = file.bytes.data() + (size_t{2} << 20);
+  const std::string what = testing::error_of<FileError>(
+      [&] { detail::read_bytes(file, past_the_end, to.data(), to.size(), path); });
+  EXPECT_NE(what.find("cannot read '" + path + "': it ended before"), std::string::npos) << what;
+}
+
 TEST(Mmap, WritesToMappedWeightsStayInTheProcessAndTrainingWorks) {
   testing::TempDir dir;
   GPT model(testing::tiny_config().init(InitOptions().seed(5)));
@@ -127,11 +181,11 @@ TEST(Mmap, DamagedBytesAreRefusedAsInACopyingLoad) {
   }
 }
 
-// kAuto views the file exactly where, mapped in full, half of it lies in
-// 2 MiB pages: measured again here on a second mapping of the file, since
-// what the kernel does depends on its filesystem and version. A file
-// written in 4 KiB pieces is held in 4 KiB folios, which no kernel maps in
-// 2 MiB pages: that one is copied everywhere.
+// kAuto views the file exactly where its sample lies in 2 MiB pages:
+// measured again here on a second mapping of the file, since what the
+// kernel does depends on its filesystem and version. A file written in
+// 4 KiB pieces is held in 4 KiB folios, which no kernel maps in 2 MiB
+// pages: that one is read into memory everywhere.
 TEST(Mmap, AutoViewsTheFileWhereTheKernelMapsItInHugePages) {
   testing::TempDir dir;
   // wte alone is 12 MiB: several 2 MiB pages.
@@ -149,12 +203,14 @@ TEST(Mmap, AutoViewsTheFileWhereTheKernelMapsItInHugePages) {
   for (const char* name : {"ours.pt", "small.pt"}) {
     const Checkpoint c = load_checkpoint(dir / name, LoadOptions().mmap(Mmap::kAuto));
     const detail::MappedFile again(dir / name, "", detail::MapAccess::kCopyOnWrite);
-    const bool huge = again.populate() && again.huge_page_bytes() >= bytes.size() / 2;
+    const bool huge = detail::huge_pages_sampled(again);
     const bool viewed =
         mapped_file_at(wte_of(c.model).data_ptr()) == std::filesystem::canonical(dir / name);
     EXPECT_EQ(viewed, huge) << name << ": " << again.huge_page_bytes() << " of " << bytes.size()
                             << " bytes in 2 MiB pages";
-    if (std::string(name) == "small.pt") EXPECT_FALSE(viewed);
+    if (std::string(name) == "small.pt") {
+      EXPECT_FALSE(viewed);
+    }
     EXPECT_TRUE(testing::same_tensors(*c.model, testing::snapshot(*model))) << name;
   }
 }

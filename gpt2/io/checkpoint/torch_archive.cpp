@@ -66,8 +66,7 @@ void TorchArchive::fail(const std::string& rule) const {
                                 rule));
 }
 
-TorchArchive::TorchArchive(std::string_view bytes, const std::string& path,
-                           std::shared_ptr<const MappedFile> file)
+TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, ModelFileBytes file)
     : path_(path), file_(std::move(file)), zip_(bytes, path) {
   const auto& records = zip_.records();
   if (records.empty()) fail("the zip archive is empty");
@@ -234,17 +233,27 @@ const TorchArchive::Storage& TorchArchive::storage(const PickledTensor& t) const
   auto& storage = loaded_[t.storage_key];
   if (storage.data.defined()) return storage;
   const ZipRecord& record = *zip_.find(prefix_ + "data/" + t.storage_key);
-  // check_tensor matched the sizes. In mmap mode the tensor is the record's
-  // own bytes, where they lie stored and aligned.
-  if (file_) {
+  // check_tensor matched the sizes. Where views are allowed the tensor is
+  // the record's own bytes, where they lie stored and aligned.
+  if (file_.view) {
     if (const auto bytes = zip_.view(record, &storage.crc_ok, &storage.crc32)) {
       storage.data = tensor_in_file(file_, bytes->data(), {t.storage_numel}, t.dtype);
       if (storage.data.defined()) return storage;
     }
   }
+  // Read from the file into the load's block, where a stored record's
+  // place is known and aligned, and viewed there.
+  if (file_.block && record.method == 0 && record.data_offset != ZipRecord::kUnknown) {
+    char* const to = in_block(file_, file_.bytes.data() + record.data_offset);
+    storage.data = tensor_in_block(file_, to, {t.storage_numel}, t.dtype);
+    if (storage.data.defined()) {
+      storage.crc_ok = zip_.read_into(record, to, &storage.crc32, file_.fd);
+      return storage;
+    }
+  }
   // Straight from the record into the tensor.
   storage.data = detail::empty_large({t.storage_numel}, t.dtype);
-  storage.crc_ok = zip_.read_into(record, storage.data.data_ptr(), &storage.crc32);
+  storage.crc_ok = zip_.read_into(record, storage.data.data_ptr(), &storage.crc32, file_.fd);
   return storage;
 }
 

@@ -23,10 +23,10 @@
 #include <utility>
 #include <vector>
 
-#include "gpt2/file/mapped_file.h"
 #include "gpt2/io/checkpoint/archive_class.h"
 #include "gpt2/io/checkpoint/pickle.h"
 #include "gpt2/io/checkpoint/zip_reader.h"
+#include "gpt2/io/detail/mapped_tensor.h"
 
 namespace gpt2::detail {
 
@@ -34,11 +34,11 @@ namespace gpt2::detail {
 class TorchArchive {
  public:
   /// Checks everything listed above; FormatError naming `path` and the rule.
-  /// A Python torch.save file gets a message saying so. With `file` (whose
-  /// bytes `bytes` are, mapped copy-on-write), tensor() views the file's
-  /// pages wherever a storage record lies stored in it, instead of copying.
-  TorchArchive(std::string_view bytes, const std::string& path,
-               std::shared_ptr<const MappedFile> file = nullptr);
+  /// A Python torch.save file gets a message saying so. Where `file` (whose
+  /// bytes `bytes` are) allows views, tensor() views its bytes wherever a
+  /// storage record lies stored and aligned in it, instead of copying; where
+  /// it has the file open, records are read from it.
+  TorchArchive(std::string_view bytes, const std::string& path, ModelFileBytes file = {});
 
   /// data.pkl's root object.
   const PValue& root() const { return *root_; }
@@ -75,7 +75,7 @@ class TorchArchive {
                std::vector<std::pair<std::string, const PickledTensor*>>& out) const;
 
   std::string path_;
-  std::shared_ptr<const MappedFile> file_;  // set in mmap mode
+  ModelFileBytes file_;  // how tensors are made from the bytes
   ZipReader zip_;
   std::string prefix_;  // "archive/"
   std::map<std::string, ArchiveClass> classes_;  // by "__torch__.___torch_mangle_3.Module"

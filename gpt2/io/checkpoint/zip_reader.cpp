@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "gpt2/error.h"
+#include "gpt2/file/read_file.h"
 #include "gpt2/io/checkpoint/zip_offsets.h"
 #include "gpt2/io/detail/on_threads.h"
 
@@ -186,13 +187,20 @@ std::string ZipReader::read(const ZipRecord& r) const {
   return out;
 }
 
-bool ZipReader::read_into(const ZipRecord& r, void* out, std::optional<uint32_t>* bytes_crc) const {
+bool ZipReader::read_into(const ZipRecord& r, void* out, std::optional<uint32_t>* bytes_crc,
+                          int fd) const {
   check_inflated_size(r);
   if (bytes_crc) bytes_crc->reset();
   if (r.method == 0 && r.data_offset != ZipRecord::kUnknown) {
-    // Stored, and where it lies is known: copied from the archive's bytes
-    // on the kernel threads, the CRC-32 taken as it goes.
-    const uint32_t crc = detail::crc32_on_threads(bytes_.data() + r.data_offset, r.size, out);
+    // Stored, and where it lies is known: read from the file or copied from
+    // the archive's bytes on the kernel threads, the CRC-32 taken as it goes.
+    uint32_t crc = 0;
+    if (fd < 0) {
+      crc = detail::crc32_on_threads(bytes_.data() + r.data_offset, r.size, out);
+    } else if (const int status = detail::read_on_threads(fd, r.data_offset, out, r.size, &crc)) {
+      fail(fmt::format("record '{}' cannot be read: {}", r.name,
+                       status > 0 ? errno_text(status) : "the file ended before it"));
+    }
     if (bytes_crc) *bytes_crc = crc;
     return crc == r.crc32 || !kCheckCrc;
   }

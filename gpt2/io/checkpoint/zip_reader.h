@@ -68,8 +68,10 @@ class ZipReader {
   /// the read knows it (taken during the copy for a stored record; the
   /// directory's once libzip verified it for a deflated one), so that a
   /// caller need not take it again.
+  /// With `fd` open on the archive's file, a stored record is read from it
+  /// (pread on the kernel threads), with no page fault on the file's side.
   bool read_into(const ZipRecord& record, void* out,
-                 std::optional<uint32_t>* bytes_crc = nullptr) const;
+                 std::optional<uint32_t>* bytes_crc = nullptr, int fd = -1) const;
   /// A stored record's bytes where they lie in the archive, not copied, with
   /// whether they match its CRC-32 in `crc_ok` (taken here, on the kernel
   /// threads, and given in `bytes_crc` as read_into gives it); nullopt for a

@@ -4,7 +4,11 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -50,6 +54,15 @@ void transpose_tiles(const T* in, T* out, int64_t rows, int64_t cols) {
   }
 }
 
+// The CRC-32 of n bytes from those of their kPiece-byte pieces, in order.
+uint32_t combined(const std::vector<uint32_t>& crcs, size_t n) {
+  uLong crc = crcs.empty() ? 0 : crcs[0];
+  for (size_t i = 1; i < crcs.size(); ++i) {
+    crc = crc32_combine(crc, crcs[i], static_cast<z_off_t>(std::min(kPiece, n - i * kPiece)));
+  }
+  return static_cast<uint32_t>(crc);
+}
+
 }  // namespace
 
 at::Tensor transposed_on_threads(const at::Tensor& t) {
@@ -73,6 +86,28 @@ void copy_on_threads(void* to, const void* from, size_t n) {
   });
 }
 
+int read_on_threads(int fd, uint64_t offset, void* to, size_t n, uint32_t* crc) {
+  std::atomic<int> status{0};
+  std::vector<uint32_t> crcs(crc ? (n + kPiece - 1) / kPiece : 0);
+  each_piece(n, [&](size_t i, size_t begin, size_t length) {
+    char* const piece = static_cast<char*>(to) + begin;
+    for (size_t done = 0; done < length && status.load(std::memory_order_relaxed) == 0;) {
+      const ssize_t got = ::pread(fd, piece + done, length - done,
+                                  static_cast<off_t>(offset + begin + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        int none = 0;
+        status.compare_exchange_strong(none, got < 0 ? errno : -1);
+        return;
+      }
+      done += static_cast<size_t>(got);
+    }
+    if (crc) crcs[i] = static_cast<uint32_t>(libdeflate_crc32(0, piece, length));
+  });
+  if (crc) *crc = combined(crcs, n);
+  return status.load();
+}
+
 uint32_t crc32_on_threads(const void* data, size_t n, void* copy_to) {
   const auto* from = static_cast<const char*>(data);
   auto* to = static_cast<char*>(copy_to);
@@ -86,11 +121,7 @@ uint32_t crc32_on_threads(const void* data, size_t n, void* copy_to) {
     }
     crcs[i] = static_cast<uint32_t>(libdeflate_crc32(0, piece, length));
   });
-  uLong crc = pieces > 0 ? crcs[0] : 0;
-  for (size_t i = 1; i < pieces; ++i) {
-    crc = crc32_combine(crc, crcs[i], static_cast<z_off_t>(std::min(kPiece, n - i * kPiece)));
-  }
-  return static_cast<uint32_t>(crc);
+  return combined(crcs, n);
 }
 
 }  // namespace gpt2::detail
