@@ -33,7 +33,7 @@ struct ModelFileBytes {
   /// bytes (a checkpoint's optimizer state, Hugging Face's transposed
   /// weights) cost no memory; the tensors over it hold it. One block per
   /// load instead of a fresh mapping per tensor: repeated loads of an llm.c
-  /// file took 0.03-0.05 s against 0.20 (docs/speed.md).
+  /// file took 0.05 s against 0.15-0.20 (docs/speed.md).
   std::shared_ptr<char> block;
 };
 
