@@ -17,7 +17,6 @@
 #include "gpt2/io/checksum.h"
 #include "gpt2/io/checkpoint/checkpoint_fields.h"
 #include "gpt2/io/checkpoint/optimizer_state.h"
-#include "gpt2/file/mapped_file.h"
 #include "gpt2/io/checkpoint/torch_archive.h"
 #include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/state_dict.h"

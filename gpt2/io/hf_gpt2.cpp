@@ -12,7 +12,6 @@
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/output_dir.h"
-#include "gpt2/file/mapped_file.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/detail/hf_config.h"
 #include "gpt2/io/detail/mapped_tensor.h"
@@ -141,8 +140,7 @@ GPT from_contents(const SafetensorsContents& contents, const std::string& config
     if (bytes.empty() || p < bytes.data() || p >= bytes.data() + bytes.size()) continue;
     auto& copy = copies[p];
     if (!copy.defined() && t.is_contiguous()) {
-      copy = file.view ? detail::tensor_in_file(file, p, t.sizes(), t.scalar_type())
-                       : detail::read_tensor(file, p, t.sizes(), t.scalar_type(), source);
+      copy = detail::tensor_from_file(file, p, t.sizes(), t.scalar_type(), source);
     }
     if (!copy.defined() && t.is_contiguous()) {
       copy = detail::empty_large(t.sizes(), t.scalar_type());

@@ -9,7 +9,6 @@
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/mapped_file.h"
 #include "gpt2/io/detail/mapped_tensor.h"
-#include "gpt2/io/detail/on_threads.h"
 #include "gpt2/io/import.h"
 #include "gpt2/model/kernels/huge_pages.h"
 
@@ -52,10 +51,10 @@ std::string nanogpt_name(const Kind& k, int64_t layer) {
   throw FormatError(fmt::format("'{}' is not a valid llm.c model file: {}", source, rule));
 }
 
-// parse_llmc; with `file` (whose bytes `bytes` are), the float32 tensors
-// view them where it allows, and the others are read from it.
-LlmcContents parse(std::string_view bytes, const std::string& source,
-                   const detail::ModelFileBytes* file) {
+// parse_llmc of `file.bytes`, the float32 tensors made as `file` says
+// (tensor_from_file), the others read into storage of their own.
+LlmcContents parse(const detail::ModelFileBytes& file, const std::string& source) {
+  const std::string_view bytes = file.bytes;
   if (bytes.size() < kHeaderBytes) {
     fail(source, fmt::format("{} bytes, shorter than the {}-byte header", bytes.size(), kHeaderBytes));
   }
@@ -97,18 +96,10 @@ LlmcContents parse(std::string_view bytes, const std::string& source,
       auto kept = shape;
       if (k.rows_c == -1) kept[0] = v;  // the padding rows are skipped
       torch::Tensor tensor;
-      if (file && file->view && dtype == torch::kFloat) {
-        tensor = detail::tensor_in_file(*file, at, kept, dtype);
-      } else if (file && dtype == torch::kFloat) {
-        tensor = detail::read_tensor(*file, at, kept, dtype, source);
-      }
+      if (dtype == torch::kFloat) tensor = detail::tensor_from_file(file, at, kept, dtype, source);
       if (!tensor.defined()) {
         tensor = detail::empty_large(kept, dtype);
-        if (file) {
-          detail::read_bytes(*file, at, tensor.data_ptr(), tensor.nbytes(), source);
-        } else {
-          detail::copy_on_threads(tensor.data_ptr(), at, tensor.nbytes());
-        }
+        detail::read_bytes(file, at, tensor.data_ptr(), tensor.nbytes(), source);
       }
       int64_t stored = static_cast<int64_t>(item);  // bytes in the file, padding rows included
       for (const int64_t d : shape) stored *= d;
@@ -123,7 +114,7 @@ LlmcContents parse(std::string_view bytes, const std::string& source,
 }  // namespace
 
 LlmcContents parse_llmc(std::string_view bytes, const std::string& source) {
-  return parse(bytes, source, nullptr);
+  return parse(detail::ModelFileBytes{bytes}, source);
 }
 
 GPT model_from_llmc(const LlmcContents& contents, const std::string& source) {
@@ -134,7 +125,7 @@ GPT load_llmc(const std::string& path, const LoadOptions& options) {
   const auto file = detail::model_file_bytes(path, options.mmap());
   // The tensors were read for this model alone (or view the file's pages):
   // it takes them over.
-  const LlmcContents contents = parse(file.bytes, path, &file);
+  const LlmcContents contents = parse(file, path);
   return detail::build_and_load(contents.config, contents.tensors, torch::kFloat, path, {},
                                 LoadMode::kAdopt);
 }

@@ -112,6 +112,12 @@ at::Tensor read_tensor(const ModelFileBytes& file, const char* at, at::IntArrayR
   return t;
 }
 
+at::Tensor tensor_from_file(const ModelFileBytes& file, const char* at, at::IntArrayRef sizes,
+                            at::ScalarType dtype, const std::string& path) {
+  return file.view ? tensor_in_file(file, at, sizes, dtype)
+                   : read_tensor(file, at, sizes, dtype, path);
+}
+
 void read_bytes(const ModelFileBytes& file, const char* at, void* to, size_t n,
                 const std::string& path) {
   if (file.fd < 0) {

@@ -71,6 +71,13 @@ at::Tensor tensor_in_file(const ModelFileBytes& file, const char* at, at::IntArr
 at::Tensor read_tensor(const ModelFileBytes& file, const char* at, at::IntArrayRef sizes,
                        at::ScalarType dtype, const std::string& path);
 
+/// The tensor over the bytes at `at` inside `file.bytes` as `file` makes
+/// them: a view of the file's pages (tensor_in_file) where `file.view`,
+/// else read into its block (read_tensor). Undefined where neither can: the
+/// caller reads or copies into storage of its own (read_bytes).
+at::Tensor tensor_from_file(const ModelFileBytes& file, const char* at, at::IntArrayRef sizes,
+                            at::ScalarType dtype, const std::string& path);
+
 /// Where the bytes at `at` inside `file.bytes` go in `file.block`.
 inline char* in_block(const ModelFileBytes& file, const char* at) {
   return file.block.get() + (at - file.bytes.data());
