@@ -67,8 +67,9 @@ int run_bench_products(const BenchProductsFlags& f, std::ostream& out) {
   const RuntimeInfo rt = runtime_info();
   fmt::print(out, "runtime   {}\n", runtime_line(rt));
   fmt::print(out, "products  {} preset, {} rows (B {} x T {}), forward + backward of each Linear, "
-                  "median of {} after 1 warm-up, round-robin over shapes and sides\n",
-             f.preset, rows, f.batch, f.seq, f.repeats);
+                  "median of {} after 1 warm-up; each round runs every shape on oneDNN, then on "
+                  "the BLAS, each side after a {} ms pause\n",
+             f.preset, rows, f.batch, f.seq, f.repeats, kSettle.count());
   fmt::print(out, "  {:<12} {:>16} {:>10} {:>10} {:>9} {:>9}\n", "layer", "(in, out)",
              "onednn ms", "torch ms", "torch/dnn", "per step");
   // Round-robin over shapes and sides, so that a burst of the machine's
