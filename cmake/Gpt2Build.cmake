@@ -16,7 +16,7 @@ endfunction()
 # library's precompiled header, which GCC only accepts with the same setting.
 function(gpt2_reuse_pch target)
   target_compile_options(${target} PRIVATE -fPIC)
-  target_precompile_headers(${target} REUSE_FROM gpt2_model)
+  target_precompile_headers(${target} REUSE_FROM gpt2_ops)
 endfunction()
 
 # One library target per layer of gpt2/: gpt2_<name>, alias and export name
@@ -25,8 +25,10 @@ endfunction()
 #                  [MAY_INCLUDE <layer> ...])
 # HEADERS are the public (installed) ones; the others are the layer's own.
 # MAY_INCLUDE lists the other layers whose headers this one's files may
-# include; any other `#include "gpt2/<folder>/..."` or `"apps/..."` fails the
-# configure step, so the arrows between layers are checked by the build.
+# include (`model`), or single headers of a layer (`ops/ops.h`) where only
+# those are its public side; any other `#include "gpt2/<folder>/..."` or
+# `"apps/..."` fails the configure step, so the arrows between layers are
+# checked by the build.
 function(gpt2_add_layer name)
   cmake_parse_arguments(L "" "" "SOURCES;HEADERS;PUBLIC;PRIVATE;MAY_INCLUDE" ${ARGN})
   set(target gpt2_${name})
@@ -42,8 +44,8 @@ function(gpt2_add_layer name)
   install(TARGETS ${target} EXPORT gpt2Targets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  # Installed where the sources include them from: gpt2/model/kernels/matmul.h
-  # goes to include/gpt2/model/kernels/.
+  # Installed where the sources include them from: gpt2/ops/ops.h goes to
+  # include/gpt2/ops/.
   foreach(header IN LISTS L_HEADERS)
     file(RELATIVE_PATH path ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${header})
     get_filename_component(folder ${path} DIRECTORY)
@@ -55,13 +57,42 @@ function(gpt2_add_layer name)
   foreach(file IN LISTS L_SOURCES L_HEADERS)
     file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/${file} includes REGEX "^#include \"(gpt2|apps)/")
     foreach(line IN LISTS includes)
-      string(REGEX MATCH "\"(gpt2|apps)/([^/\"]+)" path "${line}")
+      string(REGEX MATCH "\"(gpt2|apps)/([^/\"]+)(/[^\"]*)?\"" path "${line}")
       set(folder ${CMAKE_MATCH_2})
-      if(CMAKE_MATCH_1 STREQUAL "apps" OR (NOT folder STREQUAL "error.h" AND NOT folder IN_LIST allowed))
+      set(header ${CMAKE_MATCH_2}${CMAKE_MATCH_3})
+      if(CMAKE_MATCH_1 STREQUAL "apps" OR (NOT folder STREQUAL "error.h" AND
+         NOT folder IN_LIST allowed AND NOT header IN_LIST allowed))
         file(RELATIVE_PATH path ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${file})
         message(FATAL_ERROR "${path}: ${line}\n"
           "gpt2/${name} may include gpt2/error.h and gpt2/{${allowed}} only")
       endif()
+    endforeach()
+  endforeach()
+endfunction()
+
+# The ops layer's internals (gpt2/ops/<folder>/...: kernels, memory) are its
+# own: outside gpt2/ops only its public headers (ops.h, settings.h,
+# memory.h) may be included. Checks every C++ file under `dir` but those
+# under the folders in EXCEPT (the ops layer's own tests).
+#   gpt2_refuse_ops_internals(<dir> [EXCEPT <subdir> ...])
+function(gpt2_refuse_ops_internals dir)
+  cmake_parse_arguments(R "" "" "EXCEPT" ${ARGN})
+  file(GLOB_RECURSE files RELATIVE ${dir} ${dir}/*.h ${dir}/*.cpp)
+  foreach(file IN LISTS files)
+    set(skip FALSE)
+    foreach(except IN LISTS R_EXCEPT)
+      if(file MATCHES "^${except}/")
+        set(skip TRUE)
+      endif()
+    endforeach()
+    if(skip)
+      continue()
+    endif()
+    file(STRINGS ${dir}/${file} includes REGEX "^#include \"gpt2/ops/[^/\"]+/")
+    foreach(line IN LISTS includes)
+      file(RELATIVE_PATH path ${PROJECT_SOURCE_DIR} ${dir}/${file})
+      message(FATAL_ERROR "${path}: ${line}\n"
+        "gpt2/ops's internals are its own: include gpt2/ops/ops.h, settings.h or memory.h")
     endforeach()
   endforeach()
 endfunction()

@@ -11,7 +11,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/model/config.h"
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/ops/settings.h"
 
 namespace gpt2::testing {
 

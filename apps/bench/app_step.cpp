@@ -1,9 +1,11 @@
 // gpt2-app-step: one GPT-2 training step timed the way an app that links
 // the library runs it with default settings: the public API (gpt2/gpt2.h)
-// and nothing set, no threads, no allocator policy, no backend. `gpt2 bench
-// train` runs it beside its own configuration and the Python peer.
+// and nothing set, no threads, no allocator policy, no backend; or, with
+// `configure` last, after the one call that sets the process up,
+// gpt2::configure_runtime(). `gpt2 bench train` runs both beside its own
+// configuration and the Python peer.
 //
-// Usage: gpt2-app-step N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP
+// Usage: gpt2-app-step N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP [configure]
 // Prints one line of JSON: median seconds per phase, peak RSS in bytes and
 // the runtime as the app found it.
 #include "gpt2/gpt2.h"
@@ -19,14 +21,17 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  if (argc != 10) {
-    std::fprintf(stderr, "usage: %s N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP\n", argv[0]);
+  const bool configure = argc == 11 && std::string(argv[10]) == "configure";
+  if (argc != 10 && !configure) {
+    std::fprintf(stderr, "usage: %s N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP [configure]\n",
+                 argv[0]);
     return 2;
   }
   std::vector<int64_t> a;
-  for (int i = 1; i < argc; ++i) a.push_back(std::atoll(argv[i]));
+  for (int i = 1; i < 10; ++i) a.push_back(std::atoll(argv[i]));
   const int64_t B = a[5], T = a[6], steps = a[7], warmup = a[8];
   try {
+    if (configure) gpt2::configure_runtime();
     gpt2::GPT model(gpt2::GPTConfig().n_layer(a[0]).n_head(a[1]).n_embd(a[2]).vocab_size(a[3])
                         .block_size(a[4]).init(gpt2::InitOptions().seed(0)));
     model->train();

@@ -41,7 +41,7 @@
 int main(int argc, char** argv) {
   // Every usable core (OMP_NUM_THREADS when set) for torch's pool, OpenBLAS's
   // and gpt2's kernel threads, where the model's products run
-  // (gpt2/model/kernels/matmul.h).
+  // (gpt2/ops/cpu/matmul.h).
   gpt2::set_compute_threads(gpt2::default_threads());
   CLI::App app{"gpt2: GPT-2 in LibTorch, laid out like nanoGPT"};
   app.require_subcommand(1);

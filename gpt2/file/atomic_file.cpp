@@ -129,7 +129,7 @@ StagedFile::StagedFile(const std::string& path) : path_(path) {
   ::pthread_sigmask(SIG_BLOCK, &interrupting, &previous_mask);
   try {
     tmp_ = create_temporary(target, folder_);
-    remove_on_signal_ = std::make_unique<detail::RemoveOnSignal>(tmp_);
+    remove_on_signal_ = std::make_unique<RemoveOnSignal>(tmp_);
   } catch (...) {
     if (!tmp_.empty()) ::unlink(tmp_.c_str());
     ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);

@@ -18,9 +18,7 @@
 
 namespace gpt2 {
 
-namespace detail {
-class RemoveOnSignal;
-}  // namespace detail
+class RemoveOnSignal;  // remove_on_signal.h
 
 /// A file written in pieces beside `path` and made `path` by commit(), by
 /// the rules of write_atomically: until then (and if the object is destroyed
@@ -56,7 +54,7 @@ class StagedFile {
  private:
   void open_fd();
   std::string path_, target_, folder_, tmp_;
-  std::unique_ptr<detail::RemoveOnSignal> remove_on_signal_;
+  std::unique_ptr<RemoveOnSignal> remove_on_signal_;
   int fd_ = -1;
   uint64_t size_ = 0;
   bool synced_ = false;

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <mutex>
 
-namespace gpt2::detail {
+namespace gpt2 {
 namespace {
 
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
@@ -96,4 +96,4 @@ RemoveOnSignal::~RemoveOnSignal() {
   }
 }
 
-}  // namespace gpt2::detail
+}  // namespace gpt2

@@ -1,10 +1,10 @@
 #pragma once
 /// Removing a half-written temporary file when the process is interrupted.
-/// Internal to gpt2::io.
+/// Internal to gpt2/file (AtomicFile holds one).
 
 #include <string>
 
-namespace gpt2::detail {
+namespace gpt2 {
 
 /// While alive, a SIGINT, SIGTERM or SIGHUP whose action is the default
 /// (ending the process) first removes `tmp_path`, then ends the process as
@@ -25,4 +25,4 @@ class RemoveOnSignal {
   int slot_ = -1;
 };
 
-}  // namespace gpt2::detail
+}  // namespace gpt2

@@ -6,7 +6,7 @@
 ///
 /// Loading checks the whole file with the library's own gate (zip, record
 /// set, code records, a restricted pickle reader, tensor sizes; see
-/// detail/torch_archive.h) and reads the tensors from the checked records:
+/// gpt2/io/checkpoint/torch_archive.h) and reads the tensors from the checked records:
 /// a checkpoint never reaches torch::jit::load (its optimizer state, which
 /// Optimizer::load reads through LibTorch, passes the same gate first), and
 /// a malformed one is a FormatError naming the file and the rule. Use these functions rather

@@ -16,8 +16,9 @@
 #include "gpt2/io/detail/hf_config.h"
 #include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/detail/on_threads.h"
+#include "gpt2/io/detail/safetensors_views.h"
 #include "gpt2/io/import.h"
-#include "gpt2/model/kernels/huge_pages.h"
+#include "gpt2/ops/memory.h"
 
 namespace gpt2 {
 namespace {
@@ -143,7 +144,7 @@ GPT from_contents(const SafetensorsContents& contents, const std::string& config
       copy = detail::tensor_from_file(file, p, t.sizes(), t.scalar_type(), source);
     }
     if (!copy.defined() && t.is_contiguous()) {
-      copy = detail::empty_large(t.sizes(), t.scalar_type());
+      copy = empty_large(t.sizes(), t.scalar_type());
       detail::read_bytes(file, p, copy.data_ptr(), t.nbytes(), source);
     } else if (!copy.defined()) {
       copy = t.clone();

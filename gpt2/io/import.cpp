@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "gpt2/error.h"
+#include "gpt2/io/fits_in_memory.h"
 #include "gpt2/io/import.h"
 
 namespace gpt2::detail {
@@ -26,6 +27,7 @@ GPT build_and_load(const GPTConfig& config, const StateDict& tensors, torch::Sca
                                    held, to_string(config), needed));
     throw_load_problems(source, problems);
   }
+  check_fits_in_memory(config, static_cast<int64_t>(c10::elementSize(dtype)));
   GPT model(GPTImpl::uninitialized(config));
   model->to(dtype);
   load_state_dict(converted(tensors, dtype), *model, source, std::move(problems), mode);

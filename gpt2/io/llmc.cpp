@@ -10,7 +10,7 @@
 #include "gpt2/file/mapped_file.h"
 #include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/import.h"
-#include "gpt2/model/kernels/huge_pages.h"
+#include "gpt2/ops/memory.h"
 
 namespace gpt2 {
 namespace {
@@ -98,7 +98,7 @@ LlmcContents parse(const detail::ModelFileBytes& file, const std::string& source
       torch::Tensor tensor;
       if (dtype == torch::kFloat) tensor = detail::tensor_from_file(file, at, kept, dtype, source);
       if (!tensor.defined()) {
-        tensor = detail::empty_large(kept, dtype);
+        tensor = empty_large(kept, dtype);
         detail::read_bytes(file, at, tensor.data_ptr(), tensor.nbytes(), source);
       }
       int64_t stored = static_cast<int64_t>(item);  // bytes in the file, padding rows included
@@ -114,7 +114,9 @@ LlmcContents parse(const detail::ModelFileBytes& file, const std::string& source
 }  // namespace
 
 LlmcContents parse_llmc(std::string_view bytes, const std::string& source) {
-  return parse(detail::ModelFileBytes{bytes}, source);
+  detail::ModelFileBytes file;
+  file.bytes = bytes;
+  return parse(file, source);
 }
 
 GPT model_from_llmc(const LlmcContents& contents, const std::string& source) {

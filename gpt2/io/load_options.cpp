@@ -1,30 +1,18 @@
 #include "gpt2/io/load_options.h"
 
-#include <fmt/format.h>
-
-#include <utility>
-
-#include "gpt2/error.h"
-
 namespace gpt2 {
 
-namespace {
-constexpr std::pair<Mmap, const char*> kNames[] = {
-    {Mmap::kOff, "off"}, {Mmap::kOn, "on"}, {Mmap::kAuto, "auto"}};
-}  // namespace
-
-std::string to_string(Mmap mmap) {
-  for (const auto& [m, name] : kNames) {
-    if (m == mmap) return name;
-  }
-  return "?";
+template <>
+const std::vector<std::pair<Mmap, std::string>>& names<Mmap>() {
+  static const std::vector<std::pair<Mmap, std::string>> kNames = {
+      {Mmap::kOff, "off"}, {Mmap::kOn, "on"}, {Mmap::kAuto, "auto"}};
+  return kNames;
 }
 
+std::string to_string(Mmap mmap) { return enum_name(mmap); }
+
 Mmap mmap_from_string(const std::string& name) {
-  for (const auto& [m, n] : kNames) {
-    if (name == n) return m;
-  }
-  throw ConfigError(fmt::format("unknown mmap mode '{}' (off, on, auto)", name));
+  return enum_from_name<Mmap>(name, "mmap mode");
 }
 
 }  // namespace gpt2

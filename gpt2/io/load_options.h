@@ -6,6 +6,10 @@
 #include <torch/arg.h>
 
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "gpt2/fields/fields.h"
 
 namespace gpt2 {
 
@@ -26,7 +30,8 @@ namespace gpt2 {
 /// every weight, one page copy at a time.
 enum class Mmap {
   /// Weights in memory the model owns (on huge pages where they fault in
-  /// faster, as every large tensor: huge_pages.h). The default. Tensors
+  /// faster, as every large tensor: HugePages in gpt2/ops/settings.h). The
+  /// default. Tensors
   /// of 2 MiB or more are read (pread on the kernel threads) into one block
   /// per load, at their offsets in the file, and view it; the block gets
   /// pages only where something is read. Copying out of a mapping faulted
@@ -48,6 +53,9 @@ enum class Mmap {
   kAuto,
 };
 
+/// The spellings of Mmap: `off`, `on`, `auto`.
+template <>
+const std::vector<std::pair<Mmap, std::string>>& names<Mmap>();
 /// "off", "on", "auto".
 std::string to_string(Mmap mmap);
 /// Inverse of to_string(Mmap); ConfigError naming the spellings otherwise.

@@ -11,7 +11,8 @@
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/json.h"
 #include "gpt2/file/mapped_file.h"
-#include "gpt2/model/kernels/huge_pages.h"
+#include "gpt2/io/detail/safetensors_views.h"
+#include "gpt2/ops/memory.h"
 
 namespace gpt2 {
 namespace {
@@ -158,7 +159,7 @@ SafetensorsContents parse(std::string_view bytes, const std::string& source, boo
                                                         torch::TensorOptions(e.dtype.type)));
       continue;
     }
-    auto tensor = detail::empty_large(e.shape, e.dtype.type);
+    auto tensor = empty_large(e.shape, e.dtype.type);
     if (e.end > e.begin) std::memcpy(tensor.data_ptr(), from, e.end - e.begin);
     out.tensors.emplace_back(e.name, std::move(tensor));
   }

@@ -39,13 +39,6 @@ struct SafetensorsContents {
 /// the tensor and the dtype.
 SafetensorsContents parse_safetensors(std::string_view bytes, const std::string& source);
 
-namespace detail {
-/// parse_safetensors, each tensor a view into `bytes` (which must outlive
-/// it) where its data is aligned for its dtype, a copy where not: for a
-/// loader that copies every tensor into the model anyway.
-SafetensorsContents parse_safetensors_views(std::string_view bytes, const std::string& source);
-}  // namespace detail
-
 /// Maps `path` and parses it (parse_safetensors). FileError if it cannot be read.
 SafetensorsContents read_safetensors(const std::string& path);
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "gpt2/error.h"
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/ops/settings.h"
 #include "gpt2/model/shape.h"
 
 namespace gpt2 {

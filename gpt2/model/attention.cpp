@@ -1,11 +1,8 @@
 #include "gpt2/model/attention.h"
 
-#include <cmath>
-#include <limits>
 #include <tuple>
 
-#include "gpt2/model/kernels/fused_attention.h"
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/ops/ops.h"
 
 namespace gpt2 {
 
@@ -43,24 +40,15 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, KVCache* 
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const int64_t nh = config.n_head(), hs = C / nh;
   const int64_t past = cache ? cache->length() : 0;
-  const torch::Tensor future = mask.defined() ? mask : causal_mask(T, past, x.device());
-  const auto qkv_joined = c_attn(x);                         // (B, T, 3C)
-  if (!cache && fused_attention_applies(qkv_joined)) {
-    const double p = attn_dropout->is_training() ? attn_dropout->options.p() : 0.0;
-    return resid_dropout(c_proj(causal_attention(qkv_joined, nh, future, p)));  // (B, T, C)
-  }
-  auto qkv = qkv_joined.split(C, /*dim=*/2);  // 3 x (B, T, C)
-  auto q = qkv[0].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
-  auto k = qkv[1].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
-  auto v = qkv[2].view({B, T, nh, hs}).transpose(1, 2);  // (B, nh, T, hs)
-  if (cache) std::tie(k, v) = cache->append(layer, k, v);  // (B, nh, past + T, hs)
+  auto qkv = c_attn(x).split(C, /*dim=*/2);                  // 3 x (B, T, C)
+  auto q = qkv[0].view({B, T, nh, hs}).transpose(1, 2);      // (B, nh, T, hs)
+  auto k = qkv[1].view({B, T, nh, hs}).transpose(1, 2);      // (B, nh, T, hs)
+  auto v = qkv[2].view({B, T, nh, hs}).transpose(1, 2);      // (B, nh, T, hs)
+  if (cache) std::tie(k, v) = cache->append(layer, k, v);    // (B, nh, past + T, hs)
 
-  // In place after the matmul: neither op's backward needs what it overwrites.
-  auto att = torch::matmul(q, k.transpose(-2, -1));          // (B, nh, T, past + T)
-  att.mul_(1.0 / std::sqrt(double(hs)));
-  if (future.defined()) att.masked_fill_(future, -std::numeric_limits<double>::infinity());
-  att = attn_dropout(torch::softmax(att, -1));
-  auto y = torch::matmul(att, v);                            // (B, nh, T, hs)
+  const double p = attn_dropout->is_training() ? attn_dropout->options.p() : 0.0;
+  const auto future = mask.defined() ? mask : causal_mask(T, past, x.device());
+  auto y = ops::attention(q, k, v, future, p);               // (B, nh, T, hs)
   y = y.transpose(1, 2).contiguous().view({B, T, C});        // (B, T, C)
   return resid_dropout(c_proj(y));                           // (B, T, C)
 }

@@ -47,7 +47,8 @@ class CausalSelfAttentionImpl : public torch::nn::Cloneable<CausalSelfAttentionI
   Linear c_attn{nullptr};
   /// Output projection into the residual stream: C -> C, residual-scaled.
   Linear c_proj{nullptr};
-  /// Dropout on the attention weights.
+  /// Dropout on the attention weights: its p, while training, goes to
+  /// ops::attention.
   torch::nn::Dropout attn_dropout{nullptr};
   /// Dropout on the output.
   torch::nn::Dropout resid_dropout{nullptr};

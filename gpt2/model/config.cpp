@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "gpt2/error.h"
-#include "gpt2/model/memory_limit.h"
 
 namespace gpt2 {
 namespace {
@@ -96,17 +95,6 @@ int64_t GPTConfig::num_parameters(bool non_embedding) const {
         "parameters", n_layer(), n_embd(), vocab_size(), block_size()));
   }
   return static_cast<int64_t>(non_embedding ? total - wpe : total);
-}
-
-void check_fits_in_memory(const GPTConfig& config, int64_t bytes_per_parameter) {
-  const double need = static_cast<double>(config.num_parameters()) * bytes_per_parameter;
-  const MemoryLimit have = usable_memory();
-  if (have.bytes > 0 && need > have.bytes) {
-    throw ConfigError(fmt::format(
-        "the model's {} parameters need {:.1f} GB at {} bytes each, more than the {:.1f} GB "
-        "this process may use ({})", config.num_parameters(), need / 1e9, bytes_per_parameter,
-        have.bytes / 1e9, have.source));
-  }
 }
 
 int64_t GPTConfig::residual_count() const {

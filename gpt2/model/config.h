@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpt2/model/field_table.h"
+#include "gpt2/fields/table.h"
 
 namespace gpt2 {
 
@@ -92,18 +92,12 @@ struct GPTConfig {
   int64_t residual_count() const;
 };
 
-/// The spellings of the enums (see names<Enum>() in gpt2/model/fields.h):
+/// The spellings of the enums (see names<Enum>() in gpt2/fields/fields.h):
 /// `tanh`, `exact`; `2n`, `n`, `none`, `zero`.
 template <>
 const std::vector<std::pair<Gelu, std::string>>& names<Gelu>();
 template <>
 const std::vector<std::pair<ResidualScale, std::string>>& names<ResidualScale>();
-
-/// Throws ConfigError with the byte counts when config's parameters, at
-/// `bytes_per_parameter` each, need more than this process may use
-/// (usable_memory(): physical memory or a lower cgroup limit, named in the
-/// message): a size typo fails at once instead of when memory runs out.
-void check_fits_in_memory(const GPTConfig& config, int64_t bytes_per_parameter = 4);
 
 /// "tanh" / "exact".
 std::string to_string(Gelu gelu);
@@ -122,7 +116,7 @@ std::string to_string(const GPTConfig& config);
 /// The table's name in messages and to_string.
 inline const char* table_name(const GPTConfig&) { return "GPTConfig"; }
 
-/// The field table (see gpt2/model/fields.h): calls `visit(Field, value)`
+/// The field table (see gpt2/fields/fields.h): calls `visit(Field, value)`
 /// once per field of `config`, in a fixed order, with `value` a reference
 /// to the field (const when `config` is). Its types are int64_t, bool,
 /// double, Gelu, ResidualScale and std::optional<uint64_t>. Everything that

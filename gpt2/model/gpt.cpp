@@ -6,11 +6,8 @@
 #include <unordered_set>
 
 #include "gpt2/error.h"
-#include "gpt2/model/kernels/cross_entropy.h"
-#include "gpt2/model/kernels/huge_pages.h"
-#include "gpt2/model/kernels/sgemm.h"
-#include "gpt2/model/kernels/tied_embedding.h"
 #include "gpt2/model/shape.h"
+#include "gpt2/ops/ops.h"
 
 namespace gpt2 {
 namespace {
@@ -71,7 +68,7 @@ TransformerImpl::TransformerImpl(const GPTConfig& config, const torch::Tensor& t
                                       ._weight(tied_weight)));
   wpe = register_module(
       "wpe", torch::nn::Embedding(torch::nn::EmbeddingOptions(config.block_size(), config.n_embd())
-                                      ._weight(detail::empty_large({config.block_size(), config.n_embd()}))));
+                                      ._weight(ops::empty({config.block_size(), config.n_embd()}))));
   drop = register_module("drop", torch::nn::Dropout(config.dropout()));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.n_layer(); ++i) h->push_back(Block(config));
@@ -80,7 +77,6 @@ TransformerImpl::TransformerImpl(const GPTConfig& config, const torch::Tensor& t
 
 GPTImpl::GPTImpl(const GPTConfig& config_) : config(config_) {
   config.validate();
-  check_fits_in_memory(config);
   reset();
 }
 
@@ -152,16 +148,18 @@ torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx, int64_t first_pos
   if (pads.defined()) pos = (pos.unsqueeze(0) - pads.unsqueeze(1)).clamp_min(0);
   const torch::Tensor& wte = transformer->wte->weight;
   auto tok_emb = head_follows && lm_head->weight.is_same(wte)
-                     ? tied_embedding(idx, wte)
+                     ? ops::tied_embedding(idx, wte)     // (B, T, C)
                      : transformer->wte(idx);            // (B, T, C)
   auto pos_emb = transformer->wpe(pos);                  // (T, C) or (B, T, C)
   return transformer->drop(tok_emb + pos_emb);           // (B, T, C)
 }
 
-torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache, bool head_follows) {
+torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
+  ops::ThreadScope threads;  // this forward's torch ops on the ops layer's threads
   const int64_t past = cache ? cache->length() : 0, T = idx.size(1);
   const torch::Tensor pads = cache ? cache->padding() : torch::Tensor();
-  auto x = embed_checked(idx, past, pads, head_follows);  // (B, T, C)
+  // Every caller applies lm_head to what this returns: the head follows.
+  auto x = embed_checked(idx, past, pads, /*head_follows=*/true);  // (B, T, C)
   // One mask for all blocks.
   const auto mask = pads.defined() ? padded_causal_mask(T, past, pads)
                                    : causal_mask(T, past, idx.device());
@@ -174,13 +172,12 @@ torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache, bool hea
 }
 
 GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {
-  detail::KernelTeam team;       // torch's ops here on gpt2's kernel threads too
   check_token_ids(idx, config);  // before the targets, so idx's own problem is named
   if (targets.defined()) check_targets(targets, idx, config);
-  auto logits = lm_head(hidden(idx, nullptr, /*head_follows=*/true));  // (B, T, V)
+  auto logits = lm_head(hidden(idx));                    // (B, T, V)
   torch::Tensor loss;
   if (targets.defined()) {  // nanoGPT's F.cross_entropy(..., ignore_index=-1)
-    loss = cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}));
+    loss = ops::cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}));
   }
   return {logits, loss};
 }
@@ -198,20 +195,17 @@ GPTOutput GPT::operator()(const torch::Tensor& idx, const torch::Tensor& targets
 }
 
 torch::Tensor GPTImpl::forward_last(const torch::Tensor& idx) {
-  detail::KernelTeam team;
   check_token_ids(idx, config);
   auto x = hidden(idx);                                  // (B, T, C)
   return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
 }
 
 torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, KVCache& cache) {
-  detail::KernelTeam team;
   auto x = cached_hidden(idx, cache);                    // (B, T, C)
   return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
 }
 
 torch::Tensor GPTImpl::forward_cached_all(const torch::Tensor& idx, KVCache& cache) {
-  detail::KernelTeam team;
   return lm_head(cached_hidden(idx, cache));             // (B, T, V)
 }
 

@@ -58,8 +58,9 @@ struct GPTOutput {
 /// mlp.{c_fc, c_proj}}, ln_f}, lm_head.
 class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  public:
-  /// Validates the config and that its float32 weights fit in memory
-  /// (ConfigError, before allocating anything), builds the modules and runs
+  /// Validates the config (ConfigError, before allocating anything; the
+  /// memory check for configs from files and flags is
+  /// check_fits_in_memory, gpt2/io/fits_in_memory.h), builds the modules and runs
   /// init_weights with config.init(): every tensor is written once. Under a
   /// DeferInit it writes nothing.
   explicit GPTImpl(const GPTConfig& config);
@@ -142,12 +143,11 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  private:
   void build();
   // embed / forward without checking idx, for callers that already did.
-  // `head_follows`: the head's product of the same weight follows, so the
-  // token embedding may give a sparse gradient (kernels/tied_embedding.h).
+  // `head_follows`: lm_head's product of the tied weight follows in the same
+  // forward (ops::tied_embedding's condition).
   torch::Tensor embed_checked(const torch::Tensor& idx, int64_t first_position = 0,
                               const torch::Tensor& pads = {}, bool head_follows = false);
-  torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr,
-                       bool head_follows = false);
+  torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr);
   torch::Tensor cached_hidden(const torch::Tensor& idx, KVCache& cache);  // checked
 };
 

@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "gpt2/model/defer_init.h"
-#include "gpt2/model/kernels/pointwise.h"
+#include "gpt2/ops/ops.h"
 
 namespace gpt2 {
 
@@ -28,7 +28,7 @@ void LayerNormImpl::reset_parameters() {
 }
 
 torch::Tensor LayerNormImpl::forward(const torch::Tensor& input) {
-  return gpt2::layer_norm(input, weight, bias, options.eps());  // torch's, backward on kernel threads
+  return ops::layer_norm(input, weight, bias, options.eps());
 }
 
 void LayerNormImpl::pretty_print(std::ostream& stream) const {

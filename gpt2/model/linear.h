@@ -8,7 +8,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
-#include "gpt2/model/kernels/packed_linear.h"
+#include "gpt2/ops/ops.h"
 
 namespace gpt2 {
 
@@ -43,19 +43,17 @@ class LinearImpl : public torch::nn::Cloneable<LinearImpl> {
   /// depth: init_weights() applies it, reading the flag.
   void reset_parameters();
 
-  /// x W^T + b: gpt2::linear, or the packed copy's kernel when one is set
-  /// and autograd is off (decoding, evaluation).
+  /// x W^T + b: ops::linear, through the packed copy where one is set.
   torch::Tensor forward(const torch::Tensor& input);
 
-  /// Also keeps the weight as `format` (bf16 or int8, packed_linear.h) for
-  /// products run without autograd; kFloat32 drops the copy. The float32
-  /// weight stays: training, saving and export use it, and the copy is made
-  /// again at the next product after it changes (an optimizer step, a load).
-  void set_weight_format(WeightFormat format);
-  WeightFormat weight_format() const { return packed_.format; }
-  /// Bytes a product without autograd reads for the weight: the packed
-  /// copy's, or the float32 weight's.
-  int64_t weight_bytes() const;
+  /// Also keeps the weight as `format` (bf16 or int8) for products run
+  /// without autograd (decoding, evaluation); kFloat32 drops the copy. The
+  /// float32 weight stays: training, saving and export use it, and the copy
+  /// is made again at the next product after it changes.
+  void set_weight_format(WeightFormat format) { packed_.set_format(format, weight); }
+  WeightFormat weight_format() const { return packed_.format(); }
+  /// Bytes a product without autograd reads for the weight.
+  int64_t weight_bytes() const { return packed_.bytes(weight); }
 
   /// Prints `gpt2::Linear(in_features=.., out_features=.., bias=.., residual_scale=..)`.
   void pretty_print(std::ostream& stream) const override;
@@ -68,10 +66,7 @@ class LinearImpl : public torch::nn::Cloneable<LinearImpl> {
   torch::Tensor bias;
 
  private:
-  const PackedWeight& packed();
-  PackedWeight packed_;
-  int64_t packed_version_ = -1;      // weight._version() when packed
-  const void* packed_from_ = nullptr;  // weight.data_ptr() when packed
+  ops::PackedWeight packed_;
 };
 TORCH_MODULE(Linear);
 

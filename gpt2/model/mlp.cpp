@@ -1,6 +1,6 @@
 #include "gpt2/model/mlp.h"
 
-#include "gpt2/model/kernels/pointwise.h"
+#include "gpt2/ops/ops.h"
 
 namespace gpt2 {
 
@@ -15,7 +15,7 @@ void MLPImpl::reset() {
 }
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
-  auto h = gpt2::gelu(c_fc(x), torch_gelu_approximate(config.gelu()));  // (B, T, 4C)
+  auto h = ops::gelu(c_fc(x), torch_gelu_approximate(config.gelu()));  // (B, T, 4C)
   return dropout(c_proj(h));  // (B, T, C)
 }
 

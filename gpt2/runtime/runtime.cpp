@@ -12,7 +12,6 @@
 #include <fstream>
 
 #include "gpt2/error.h"
-#include "gpt2/model/kernels/buffer_pool_detail.h"
 
 namespace gpt2 {
 namespace {
@@ -85,7 +84,7 @@ int default_threads(int64_t local_world_size) {
 
 bool keep_freed_memory() {
   leave_heap_policy_to_app();
-  if (detail::malloc_tuned_by_environment()) return false;
+  if (malloc_tuned_by_environment()) return false;
   // No block gets its own mapping, and the heap's top is never given back.
   return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1;
 }

@@ -1,28 +1,24 @@
 #pragma once
 /// What the process computes on, and the one call that sets it up for speed.
 ///
-/// An app that links gpt2 and builds a model gets the model's own kernels
-/// (products, attention, the forward's torch ops) on every core it may use
-/// without calling anything (gpt2/model/kernels/matmul.h), and a bound on
-/// glibc's heap policy unless it chose one (HeapPolicy in
-/// gpt2/model/kernels/buffer_pool.h). The rest is process-wide state a
-/// library should not change behind an app's back, so it is one call,
-/// configure_runtime(), which the gpt2 command makes at start and the
-/// README's library example makes too:
+/// An app that links gpt2 and calls nothing keeps glibc's heap policy and
+/// torch's thread counts: the library's own kernels run on a team of their
+/// own for each call (KernelTeam, gpt2/ops/settings.h) and take their large
+/// buffers from a pool of their own, and change nothing process-wide. The
+/// process-wide settings that make training faster are one call,
+/// configure_runtime(), which the gpt2 command makes at start:
 ///
 ///   gpt2::configure_runtime();  // threads, freed-memory policy
 ///
 /// It sets torch's intra-op pool (which runs clipping and the app's own
 /// ops), OpenBLAS's own pool and gpt2's kernel threads to one count, and
 /// makes glibc keep freed memory (keep_freed_memory()). docs/speed.md
-/// measures each part.
+/// measures what it gains.
 
 #include <cstdint>
 #include <string>
 
-#include "gpt2/model/kernels/buffer_pool.h"
-#include "gpt2/model/kernels/huge_pages.h"
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/ops/settings.h"
 
 namespace gpt2 {
 
@@ -41,10 +37,10 @@ struct RuntimeInfo {
   /// gpt2::kernel_threads(): the model's own kernels.
   int kernel_threads = 0;
   /// The float32 product path and why it was chosen.
-  MatmulBackend products = MatmulBackend::torch;
+  MatmulBackend products = MatmulBackend::kTorch;
   std::string products_reason;
-  /// glibc's heap policy (buffer_pool.h) and the huge-page choice
-  /// (huge_pages.h) as they stand.
+  /// glibc's heap policy and the huge-page choice (gpt2/ops/settings.h) as
+  /// they stand.
   HeapPolicy heap = HeapPolicy::kUntouched;
   HugePagesChoice huge_pages;
 };
@@ -55,7 +51,7 @@ RuntimeInfo runtime_info();
 
 /// `BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS
 /// runs its generic Prescott kernels), 2 threads; torch intra-op threads 2;
-/// heap bounded; huge pages on (4 MiB faulted in ...)`.
+/// heap glibc's default; huge pages on (4 MiB faulted in ...)`.
 std::string runtime_line(const RuntimeInfo& info);
 
 /// Threads for each of `local_world_size` processes on this machine:
@@ -68,14 +64,11 @@ int default_threads(int64_t local_world_size = 1);
 void set_compute_threads(int threads);
 
 /// Makes glibc keep freed memory for reuse instead of handing it back to the
-/// kernel: no block gets its own mapping and the heap's top is never handed
-/// back. Without it the model's kernels keep their own large blocks and
-/// bound glibc's policy for the rest (gpt2/model/kernels/buffer_pool.h,
-/// HeapPolicy), so a 124M step faults few pages either way; this still
-/// spares an app whose own code frees blocks over 32 MB each step. It
-/// leaves the heap policy to the app (leave_heap_policy_to_app()), and
-/// changes nothing when the environment set a malloc tunable (as the
-/// kernels' bound: MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_,
+/// kernel (mallopt: no block gets its own mapping, the heap's top is never
+/// handed back), so the training step's buffers of a few MB are not faulted
+/// in afresh every step. Records the heap policy as the app's
+/// (leave_heap_policy_to_app()), and changes nothing when the environment
+/// set a malloc tunable (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_,
 /// MALLOC_MMAP_MAX_, MALLOC_TOP_PAD_, glibc.malloc in GLIBC_TUNABLES).
 /// Returns whether it changed anything.
 bool keep_freed_memory();

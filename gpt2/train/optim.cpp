@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gpt2/error.h"
-#include "gpt2/model/kernels/huge_pages.h"
-#include "gpt2/model/kernels/sgemm.h"
+#include "gpt2/ops/memory.h"
+#include "gpt2/ops/settings.h"
 #include "gpt2/train/detail/adamw_kernel.h"
 
 #ifndef _OPENMP
@@ -125,7 +125,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
-  detail::KernelTeam team;  // the update runs on gpt2's kernel threads
+  KernelTeam team;  // the update runs on gpt2's kernel threads
   for (auto& group : param_groups()) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     for (auto& p : group.params()) {
@@ -134,8 +134,8 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       if (!slot) {  // as torch: zeros on the first step
         auto fresh = std::make_unique<torch::optim::AdamWParamState>();
         // p is a contiguous float32 CPU tensor (checked above).
-        fresh->exp_avg(detail::empty_large(p.sizes(), torch::kFloat).zero_());
-        fresh->exp_avg_sq(detail::empty_large(p.sizes(), torch::kFloat).zero_());
+        fresh->exp_avg(empty_large(p.sizes(), torch::kFloat).zero_());
+        fresh->exp_avg_sq(empty_large(p.sizes(), torch::kFloat).zero_());
         slot = std::move(fresh);
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);

@@ -1,14 +1,14 @@
 #pragma once
 /// TrainOptions: nanoGPT's training knobs (batch, accumulation, schedule,
 /// AdamW, clipping, evaluation, checkpoints), options-style, with its field
-/// table (the mechanism GPTConfig's uses too, gpt2/model/field_table.h).
+/// table (the mechanism GPTConfig's uses too, gpt2/fields/table.h).
 
 #include <torch/arg.h>
 
 #include <cstdint>
 #include <string>
 
-#include "gpt2/model/field_table.h"
+#include "gpt2/fields/table.h"
 #include "gpt2/train/schedule.h"
 
 namespace gpt2 {
@@ -63,7 +63,7 @@ struct TrainOptions {
 /// The table's name in messages and to_string.
 inline const char* table_name(const TrainOptions&) { return "TrainOptions"; }
 
-/// The field table (see gpt2/model/fields.h): calls `visit(Field, value)`
+/// The field table (see gpt2/fields/fields.h): calls `visit(Field, value)`
 /// for each field of `o` in a fixed order; `value` is a reference to an
 /// int64_t, double or uint64_t field. The command's flags, the checkpoint's
 /// record and to_string read it.

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "gpt2/error.h"
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/ops/settings.h"
 
 namespace gpt2 {
 namespace {
@@ -60,13 +60,13 @@ TEST(Runtime, RuntimeLineNamesKernelsAndProducts) {
   info.blas_threads = 2;
   info.torch_threads = 1;
   info.kernel_threads = 2;
-  info.products = MatmulBackend::onednn;
+  info.products = MatmulBackend::kOneDnn;
   info.products_reason = "OpenBLAS runs its generic Prescott kernels";
-  info.heap = HeapPolicy::kBounded;
+  info.heap = HeapPolicy::kApps;
   info.huge_pages = {true, "set by set_huge_pages"};
   EXPECT_EQ(runtime_line(info),
             "BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS runs its "
-            "generic Prescott kernels), 2 threads; torch intra-op threads 1; heap bounded; "
+            "generic Prescott kernels), 2 threads; torch intra-op threads 1; heap the app's; "
             "huge pages on (set by set_huge_pages)");
 }
 
@@ -77,10 +77,10 @@ TEST(Runtime, InfoReportsTheProductChoiceAndItsReason) {
   EXPECT_EQ(before.products, choose_matmul_backend().backend);
   EXPECT_EQ(before.products_reason, choose_matmul_backend().reason);
   EXPECT_FALSE(before.products_reason.empty());
-  set_matmul_backend(MatmulBackend::torch);
+  set_matmul_backend(MatmulBackend::kTorch);
   const RuntimeInfo forced = runtime_info();
   reset_matmul_backend();
-  EXPECT_EQ(forced.products, MatmulBackend::torch);
+  EXPECT_EQ(forced.products, MatmulBackend::kTorch);
   EXPECT_EQ(forced.products_reason, "set by set_matmul_backend");
   EXPECT_EQ(runtime_info().products, before.products);
 }

@@ -25,7 +25,7 @@
 #include "gpt2/generate/generate.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/file/read_file.h"
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/ops/settings.h"
 #include "gpt2/text/tokenizer.h"
 
 namespace gpt2::app {

@@ -13,7 +13,8 @@
 
 #include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/common/train_presets.h"
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/ops/ops.h"
+#include "gpt2/ops/settings.h"
 #include "gpt2/runtime/runtime.h"
 
 namespace gpt2::app {
@@ -44,7 +45,7 @@ struct Operands {
     set_matmul_backend(backend);
     for (auto* t : {&x, &w, &b}) t->mutable_grad().reset();
     const auto start = Clock::now();
-    gpt2::linear(x, w, b).backward(g);
+    ops::linear(x, w, b).backward(g);
     return std::chrono::duration<double>(Clock::now() - start).count();
   }
 };
@@ -82,12 +83,12 @@ int run_bench_products(const BenchProductsFlags& f, std::ostream& out) {
   for (const Shape& s : shapes) operands.emplace_back(s, rows);
   std::vector<std::vector<double>> dnn(shapes.size()), blas(shapes.size());
   for (int r = 0; r <= f.repeats; ++r) {
-    for (const MatmulBackend side : {MatmulBackend::onednn, MatmulBackend::torch}) {
+    for (const MatmulBackend side : {MatmulBackend::kOneDnn, MatmulBackend::kTorch}) {
       std::this_thread::sleep_for(kSettle);
       for (size_t i = 0; i < shapes.size(); ++i) {
         const double seconds = operands[i].seconds(side);
         if (r == 0) continue;  // warm-up: oneDNN's JIT, OpenBLAS's threads, first touch
-        (side == MatmulBackend::onednn ? dnn : blas)[i].push_back(seconds);
+        (side == MatmulBackend::kOneDnn ? dnn : blas)[i].push_back(seconds);
       }
     }
   }
@@ -101,8 +102,8 @@ int run_bench_products(const BenchProductsFlags& f, std::ostream& out) {
                fmt::format("({}, {})", s.in, s.out), 1000 * d, 1000 * t, t / d, s.per_step);
   }
   reset_matmul_backend();
-  const double chosen = rule.backend == MatmulBackend::onednn ? step_dnn : step_torch;
-  const double other = rule.backend == MatmulBackend::onednn ? step_torch : step_dnn;
+  const double chosen = rule.backend == MatmulBackend::kOneDnn ? step_dnn : step_torch;
+  const double other = rule.backend == MatmulBackend::kOneDnn ? step_torch : step_dnn;
   fmt::print(out, "  {:<12} {:>16} {:>10.1f} {:>10.1f} {:>9.2f}\n", "step", "", 1000 * step_dnn,
              1000 * step_torch, step_torch / step_dnn);
   fmt::print(out, "rule      {} ({}): {}\n", to_string(rule.backend), rule.reason,

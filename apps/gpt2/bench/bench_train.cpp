@@ -24,7 +24,8 @@
 #include "apps/bench/step_phases.h"
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/ops/ops.h"
+#include "gpt2/ops/settings.h"
 #include "gpt2/train/optim.h"
 
 namespace gpt2::app {
@@ -44,7 +45,7 @@ double max_rss_bytes() {
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Float32 FLOP/s of a 2048^2 product, median of 5 after one to warm up:
-// through torch::mm (the system BLAS) or gpt2::linear on `backend`.
+// through torch::mm (the system BLAS) or ops::linear on `backend`.
 double matmul_peak(std::optional<MatmulBackend> backend) {
   torch::NoGradGuard no_grad;
   const BackendChoice saved = matmul_backend_choice();
@@ -53,7 +54,7 @@ double matmul_peak(std::optional<MatmulBackend> backend) {
   std::vector<double> rates;
   for (int i = 0; i < 6; ++i) {
     const auto t = Clock::now();
-    auto c = backend ? gpt2::linear(a, b, {}) : torch::mm(a, b);
+    auto c = backend ? ops::linear(a, b, {}) : torch::mm(a, b);
     const double s = since(t);
     if (i > 0) rates.push_back(2.0 * 2048 * 2048 * 2048 / s);
   }
@@ -126,6 +127,8 @@ std::vector<Side> external_sides(const GPTConfig& config, const BenchTrainFlags&
   if (!f.no_app) {
     sides.push_back({"app", fmt::format("'{}' {}", GPT2_APP_STEP, args),
                      "a linking app, default settings (apps/bench/app_step.cpp)", false, {}, {}});
+    sides.push_back({"app+config", fmt::format("'{}' {} configure", GPT2_APP_STEP, args),
+                     "the same app after gpt2::configure_runtime()", false, {}, {}});
   }
   if (f.no_peer) return sides;
   std::vector<int> peer_threads = f.peer_threads;
@@ -157,12 +160,12 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const int threads = f.threads > 0 ? f.threads : default_threads();
   set_compute_threads(threads);
   if (f.matmul != "auto") {
-    set_matmul_backend(f.matmul == "torch" ? MatmulBackend::torch : MatmulBackend::onednn);
+    set_matmul_backend(f.matmul == "torch" ? MatmulBackend::kTorch : MatmulBackend::kOneDnn);
   }
   const bool kept = keep_freed_memory();  // as `gpt2 train` runs
   const RuntimeInfo rt = runtime_info();
   const double blas_peak = matmul_peak(std::nullopt);
-  const double dnn_peak = onednn_available() ? matmul_peak(MatmulBackend::onednn) : 0;
+  const double dnn_peak = onednn_available() ? matmul_peak(MatmulBackend::kOneDnn) : 0;
   const double best_peak = std::max(blas_peak, dnn_peak);
   std::vector<Side> sides = external_sides(config, f, threads, rt);
   Samples cpp;
@@ -188,15 +191,15 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   fmt::print(out, "peak      float32 2048^2 product: torch::mm (BLAS) {:.1f} GFLOP/s, oneDNN {:.1f} "
                   "GFLOP/s\n", blas_peak / 1e9, dnn_peak / 1e9);
   for (const Side& side : sides) {
-    fmt::print(out, "{:<9} {}{}\n", side.name, side.about,
+    fmt::print(out, "{:<10} {}{}\n", side.name, side.about,
                side.last.runtime.empty() ? "" : ": " + side.last.runtime);
   }
-  fmt::print(out, "  {:<12} {:>9}", "phase ms", "C++");
-  for (const Side& side : sides) fmt::print(out, " {:>9}", side.name);
+  fmt::print(out, "  {:<12} {:>10}", "phase ms", "C++");
+  for (const Side& side : sides) fmt::print(out, " {:>10}", side.name);
   fmt::print(out, "\n");
   for (const char* phase : kPhases) {
-    fmt::print(out, "  {:<12} {:>9.1f}", phase, 1000 * median(cpp[phase]));
-    for (const Side& side : sides) fmt::print(out, " {:>9.1f}", 1000 * median(side.samples.at(phase)));
+    fmt::print(out, "  {:<12} {:>10.1f}", phase, 1000 * median(cpp[phase]));
+    for (const Side& side : sides) fmt::print(out, " {:>10.1f}", 1000 * median(side.samples.at(phase)));
     fmt::print(out, "\n");
   }
   const double total = median(cpp["total"]);
@@ -207,7 +210,7 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const Side* fastest = nullptr;  // the Python side at its fastest setting
   for (const Side& side : sides) {
     const double p = median(side.samples.at("total"));
-    fmt::print(out, "{:<9} {:.0f} tokens/s, peak RSS {:.2f} GB\n", side.name, tokens / p,
+    fmt::print(out, "{:<10} {:.0f} tokens/s, peak RSS {:.2f} GB\n", side.name, tokens / p,
                side.last.peak_rss / 1e9);
     if (side.python && (!fastest || p < median(fastest->samples.at("total")))) fastest = &side;
   }
@@ -259,7 +262,7 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
           }, "NAME", "core name"))
       ->capture_default_str();
   t->add_flag("--no-peer", f->no_peer, "Do not run the Python peer");
-  t->add_flag("--no-app", f->no_app, "Do not run the default-settings app (gpt2-app-step)");
+  t->add_flag("--no-app", f->no_app, "Do not run the linking app (gpt2-app-step), default or configured");
   t->callback([f, rc] { *rc = run_bench_train(*f, std::cout); });
 }
 

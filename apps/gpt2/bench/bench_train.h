@@ -30,7 +30,7 @@ struct BenchTrainFlags {
   /// none: the same as the C++ side's.
   std::vector<int> peer_threads;
   /// The C++ side's matrix products: "auto" (the rule,
-  /// gpt2/model/kernels/matmul.h), "onednn" or "torch".
+  /// gpt2/ops/cpu/matmul.h), "onednn" or "torch".
   std::string matmul = "auto";
   /// A second Python run with OPENBLAS_CORETYPE set to this: "auto" picks
   /// better_blas_core() (none when OpenBLAS chose well), "none" skips it.

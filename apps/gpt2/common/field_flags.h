@@ -1,5 +1,5 @@
 #pragma once
-// One flag per field of any field table (gpt2/model/field_table.h):
+// One flag per field of any field table (gpt2/fields/table.h):
 // `--n-layer 6`, `--lr 1e-3`, a bool as a switch (`--no-bias` where it
 // defaults to true, `--bias` where it defaults to false). The model flags of
 // every command and the training flags of `gpt2 train` both come from here.
@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "gpt2/model/field_table.h"
+#include "gpt2/fields/table.h"
 
 namespace gpt2::app {
 

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <set>
 
+#include "gpt2/io/fits_in_memory.h"
 #include "gpt2/io/model_source.h"
 
 namespace gpt2::app {
@@ -47,6 +48,7 @@ GPTConfig ModelFlags::config_from(GPTConfig base) const {
   c.init().seed(kDefaultSeed);
   fields.apply_to(c);
   c.validate();
+  check_fits_in_memory(c);  // a size typo fails here, not when memory runs out
   return c;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// A field table (gpt2/model/field_table.h) as typed attributes of a
+// A field table (gpt2/fields/table.h) as typed attributes of a
 // checkpoint's metadata module: each StoredValue as an int, bool, float or
 // str attribute. GPTConfig's fields are attributes of the "gpt2" module,
 // the trainer's options those of its "train_options" sub-module.
@@ -7,7 +7,7 @@
 #include <torch/serialize/output-archive.h>
 
 #include "gpt2/io/checkpoint/pickle.h"
-#include "gpt2/model/fields.h"
+#include "gpt2/fields/fields.h"
 
 namespace gpt2::detail {
 

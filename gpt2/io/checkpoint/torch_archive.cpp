@@ -9,7 +9,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/io/detail/mapped_tensor.h"
-#include "gpt2/model/kernels/huge_pages.h"
+#include "gpt2/ops/memory.h"
 
 namespace gpt2::detail {
 namespace {
@@ -252,7 +252,7 @@ const TorchArchive::Storage& TorchArchive::storage(const PickledTensor& t) const
     }
   }
   // Straight from the record into the tensor.
-  storage.data = detail::empty_large({t.storage_numel}, t.dtype);
+  storage.data = empty_large({t.storage_numel}, t.dtype);
   storage.crc_ok = zip_.read_into(record, storage.data.data_ptr(), &storage.crc32, file_.fd);
   return storage;
 }

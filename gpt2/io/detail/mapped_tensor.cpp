@@ -9,7 +9,7 @@
 #include "gpt2/error.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/detail/on_threads.h"
-#include "gpt2/model/kernels/huge_pages.h"
+#include "gpt2/ops/memory.h"
 
 namespace gpt2::detail {
 namespace {
@@ -20,7 +20,7 @@ constexpr size_t kSamplePieces = 8;
 
 ModelFileBytes viewed(std::shared_ptr<const MappedFile> file) {
   const std::string_view bytes = file->bytes();
-  return {bytes, std::move(file), /*view=*/true};
+  return {bytes, std::move(file), /*view=*/true, /*fd=*/-1, /*block=*/nullptr};
 }
 
 // The file mapped read-only, for parsing, and kept open, with a block to

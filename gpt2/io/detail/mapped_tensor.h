@@ -32,8 +32,7 @@ struct ModelFileBytes {
   /// kernel gives it pages only where something is read, so a file's other
   /// bytes (a checkpoint's optimizer state, Hugging Face's transposed
   /// weights) cost no memory; the tensors over it hold it. One block per
-  /// load instead of a fresh mapping per tensor: repeated loads of an llm.c
-  /// file took 0.05 s against 0.15-0.20 (docs/speed.md).
+  /// load instead of a fresh mapping per tensor (docs/cpu-kernels.md).
   std::shared_ptr<char> block;
 };
 

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <vector>
 
-#include "gpt2/model/kernels/huge_pages.h"
-#include "gpt2/model/kernels/matmul.h"
+#include "gpt2/ops/memory.h"
+#include "gpt2/ops/settings.h"
 
 #ifndef _OPENMP
 #error "build this file with -fopenmp: without it the pieces run on one thread (gpt2/CMakeLists.txt)"

@@ -1,0 +1,143 @@
+#include "gpt2/ops/ops.h"
+
+#include <torch/autograd.h>
+#include <torch/nn/functional/loss.h>
+
+#include <cmath>
+#include <limits>
+
+#include "gpt2/ops/cpu/cross_entropy.h"
+#include "gpt2/ops/cpu/fused_attention.h"
+#include "gpt2/ops/cpu/matmul.h"
+#include "gpt2/ops/cpu/packed_linear.h"
+#include "gpt2/ops/cpu/pointwise.h"
+#include "gpt2/ops/cpu/tied_embedding.h"
+#include "gpt2/ops/memory.h"
+
+namespace gpt2::ops {
+
+using torch::Tensor;
+
+Tensor empty(at::IntArrayRef sizes) { return empty_large(sizes); }
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (cpu::sgemm_linear_applies(x, weight, bias)) return cpu::sgemm_linear(x, weight, bias);
+  return torch::linear(x, weight, bias);
+}
+
+struct PackedWeight::Copy {
+  cpu::PackedWeight packed;
+  int64_t version = -1;         // weight._version() when packed
+  const void* from = nullptr;   // weight.data_ptr() when packed
+};
+
+PackedWeight& PackedWeight::operator=(const PackedWeight& other) {
+  if (this != &other) {
+    format_ = other.format_;
+    copy_.reset();
+  }
+  return *this;
+}
+
+void PackedWeight::set_format(WeightFormat format, const Tensor& weight) {
+  format_ = format;
+  copy_.reset();
+  if (format != WeightFormat::kFloat32) of(weight);
+}
+
+int64_t PackedWeight::bytes(const Tensor& weight) const {
+  return copy_ ? copy_->packed.bytes() : static_cast<int64_t>(weight.nbytes());
+}
+
+const PackedWeight::Copy& PackedWeight::of(const Tensor& weight) {
+  if (!copy_ || weight._version() != copy_->version || weight.data_ptr() != copy_->from) {
+    auto fresh = std::make_shared<Copy>();
+    fresh->packed = cpu::pack_weight(weight, format_);
+    fresh->version = weight._version();
+    fresh->from = weight.data_ptr();
+    copy_ = std::move(fresh);
+  }
+  return *copy_;
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, PackedWeight& packed) {
+  if (packed.format() != WeightFormat::kFloat32 && !torch::GradMode::is_enabled() &&
+      x.scalar_type() == torch::kFloat && x.device().is_cpu()) {
+    return cpu::packed_linear(x, packed.of(weight).packed, bias);
+  }
+  return linear(x, weight, bias);
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  return cpu::layer_norm(x, weight, bias, eps);  // torch's where its kernel does not apply
+}
+
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  return cpu::gelu(x, approximate);  // torch's where its kernel does not apply
+}
+
+namespace {
+
+// The (B, T, 3C) c_attn output whose heads q, k and v (B, nh, T, hs) are,
+// as c_attn(x).split(C, 2) and .view(B, T, nh, hs).transpose(1, 2) make
+// them; undefined when they are not laid out so.
+Tensor joined_qkv(const Tensor& q, const Tensor& k, const Tensor& v) {
+  if (q.dim() != 4 || !q.sizes().equals(k.sizes()) || !q.sizes().equals(v.sizes())) return {};
+  const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3), C = nh * hs;
+  const std::vector<int64_t> strides{T * 3 * C, hs, 3 * C, 1};
+  for (const Tensor* t : {&q, &k, &v}) {
+    if (!t->strides().equals(strides) || t->scalar_type() != torch::kFloat ||
+        !t->device().is_cpu() || !t->storage().is_alias_of(q.storage())) {
+      return {};
+    }
+  }
+  if (k.storage_offset() != q.storage_offset() + C || v.storage_offset() != q.storage_offset() + 2 * C) {
+    return {};
+  }
+  const bool grad = torch::GradMode::is_enabled() &&
+                    (q.requires_grad() || k.requires_grad() || v.requires_grad());
+  if (!grad) return q.as_strided({B, T, 3 * C}, {T * 3 * C, 3 * C, 1}, q.storage_offset());
+  // With autograd the gradient must reach the tensor c_attn made: the views'
+  // base, when it holds just the (B, T, 3C) output, contiguous.
+  if (!q.is_view() || !k.is_view() || !v.is_view()) return {};
+  const Tensor base(q._base());
+  if (!base.is_same(Tensor(k._base())) || !base.is_same(Tensor(v._base())) ||
+      base.numel() != B * T * 3 * C || !base.is_contiguous() || base.data_ptr() != q.data_ptr()) {
+    return {};
+  }
+  return base.view({B, T, 3 * C});
+}
+
+}  // namespace
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                 double dropout_p) {
+  const int64_t T = q.size(-2), hs = q.size(-1);
+  const bool plain_mask = !mask.defined() || (mask.dim() == 2 && mask.size(0) == T && mask.size(1) == T);
+  if (plain_mask && k.size(-2) == T) {
+    const Tensor qkv = joined_qkv(q, k, v);
+    if (qkv.defined() && cpu::fused_attention_applies(qkv)) {
+      const int64_t B = q.size(0), nh = q.size(1);
+      const Tensor y = cpu::causal_attention(qkv, nh, mask, dropout_p);  // (B, T, C)
+      return y.view({B, T, nh, hs}).transpose(1, 2);                        // (B, nh, T, hs)
+    }
+  }
+  // nanoGPT's explicit attention; in place after the product, as neither
+  // op's backward needs what it overwrites.
+  auto att = torch::matmul(q, k.transpose(-2, -1));          // (B, nh, T, S)
+  att.mul_(1.0 / std::sqrt(double(hs)));
+  if (mask.defined()) att.masked_fill_(mask, -std::numeric_limits<double>::infinity());
+  att = torch::softmax(att, -1);
+  if (dropout_p > 0) att = torch::dropout(att, dropout_p, /*train=*/true);
+  return torch::matmul(att, v);                              // (B, nh, T, hs)
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
+  return cpu::cross_entropy(logits, targets);  // torch's where its kernel does not apply
+}
+
+Tensor tied_embedding(const Tensor& idx, const Tensor& weight) {
+  return cpu::tied_embedding(idx, weight);  // torch::embedding where its kernel does not apply
+}
+
+}  // namespace gpt2::ops

@@ -1,0 +1,101 @@
+#pragma once
+/// The ops the model calls, in the spirit of torch::nn::functional: the one
+/// seam between GPT-2's modules and how a machine computes them.
+///
+/// Each op decides by the tensors it is given (device, dtype, grad mode,
+/// shape): the library's CPU kernels where they apply and are faster
+/// (float32 CPU tensors, the oneDNN product path chosen), torch's own ops
+/// otherwise (any other device, float64, a KV cache). Both paths give the
+/// same values to float rounding; tests/ops holds each op to torch's and to
+/// float64. docs/cpu-kernels.md says why each kernel exists.
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gpt2/ops/settings.h"
+
+namespace gpt2::ops {
+
+/// Storage for a parameter, uninitialized: (sizes) of torch's default
+/// dtype, from the ops layer's large-tensor memory when it is large.
+torch::Tensor empty(at::IntArrayRef sizes);
+
+/// y = x W^T + b, as torch::linear: x (*, in), W (out, in), b (out) or
+/// undefined -> y (*, out).
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight,
+                     const torch::Tensor& bias);
+
+/// A Linear's weight kept also in a smaller format (WeightFormat) for the
+/// products run without autograd on float32 CPU input; packed again at the
+/// first product after the weight changes (an optimizer step, a load). A
+/// copy of a PackedWeight keeps the format and packs its own weight.
+class PackedWeight {
+ public:
+  PackedWeight() = default;
+  PackedWeight(const PackedWeight& other) : format_(other.format_) {}
+  PackedWeight& operator=(const PackedWeight& other);
+  PackedWeight(PackedWeight&&) = default;
+  PackedWeight& operator=(PackedWeight&&) = default;
+
+  /// Packs `weight` (out, in) as `format` now; kFloat32 (the default)
+  /// drops the copy.
+  void set_format(WeightFormat format, const torch::Tensor& weight);
+  WeightFormat format() const { return format_; }
+  /// Bytes a product without autograd reads for `weight`: the packed
+  /// copy's when one is made, else the weight's.
+  int64_t bytes(const torch::Tensor& weight) const;
+
+  /// The packed copy and the weight version it was made from.
+  struct Copy;
+
+ private:
+  friend torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight,
+                              const torch::Tensor& bias, PackedWeight& packed);
+  // The copy of `weight`, packed again if it changed since.
+  const Copy& of(const torch::Tensor& weight);
+
+  WeightFormat format_ = WeightFormat::kFloat32;
+  std::shared_ptr<Copy> copy_;
+};
+
+/// linear(x, weight, bias), through `packed`'s copy of the weight where its
+/// format is not kFloat32, autograd is off and x is a float32 CPU tensor.
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight,
+                     const torch::Tensor& bias, PackedWeight& packed);
+
+/// torch::layer_norm over the last dimension, x (*, C), weight (C), bias
+/// (C) or undefined.
+torch::Tensor layer_norm(const torch::Tensor& x, const torch::Tensor& weight,
+                         const torch::Tensor& bias, double eps);
+
+/// torch::gelu(x, approximate), approximate "none" or "tanh".
+torch::Tensor gelu(const torch::Tensor& x, const std::string& approximate);
+
+/// softmax(q k^T / sqrt(hs), -inf where mask is true) v, dropout `dropout_p`
+/// on the weights: q (B, nh, T, hs), k and v (B, nh, S, hs) -> (B, nh, T,
+/// hs). mask (T, S) or (B, 1, T, S) bool, or undefined for none. Where q, k
+/// and v are the heads of one (B, T, 3C) c_attn output, the CPU kernel reads
+/// them there in place.
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                        const torch::Tensor& mask, double dropout_p);
+
+/// nanoGPT's F.cross_entropy(logits, targets, ignore_index=-1): logits (N,
+/// V), targets (N) in [0, V) or -1 -> the mean loss, a scalar. Throws
+/// gpt2::InputError naming a target outside [0, V) other than -1.
+torch::Tensor cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets);
+
+/// weight[idx], idx (*) int64 -> (*, C), for a token embedding whose weight
+/// is also the output head's and whose head product runs later in the same
+/// forward (so the head's dense gradient reaches autograd first). The CPU
+/// kernel gives the embedding's gradient as sparse rows that autograd adds
+/// into the head's in place; the sum equals torch's to the bit.
+torch::Tensor tied_embedding(const torch::Tensor& idx, const torch::Tensor& weight);
+
+/// While alive, torch's ops on this thread run on the kernels' threads
+/// (KernelTeam): a model's forward opens one.
+using ThreadScope = KernelTeam;
+
+}  // namespace gpt2::ops

@@ -1,0 +1,42 @@
+#include "gpt2/ops/settings.h"
+
+namespace gpt2 {
+
+template <>
+const std::vector<std::pair<MatmulBackend, std::string>>& names<MatmulBackend>() {
+  static const std::vector<std::pair<MatmulBackend, std::string>> kNames = {
+      {MatmulBackend::kTorch, "torch"}, {MatmulBackend::kOneDnn, "onednn"}};
+  return kNames;
+}
+
+template <>
+const std::vector<std::pair<HugePages, std::string>>& names<HugePages>() {
+  static const std::vector<std::pair<HugePages, std::string>> kNames = {
+      {HugePages::kAuto, "auto"}, {HugePages::kOn, "on"}, {HugePages::kOff, "off"}};
+  return kNames;
+}
+
+template <>
+const std::vector<std::pair<HeapPolicy, std::string>>& names<HeapPolicy>() {
+  static const std::vector<std::pair<HeapPolicy, std::string>> kNames = {
+      {HeapPolicy::kUntouched, "glibc's default"}, {HeapPolicy::kApps, "the app's"}};
+  return kNames;
+}
+
+template <>
+const std::vector<std::pair<WeightFormat, std::string>>& names<WeightFormat>() {
+  static const std::vector<std::pair<WeightFormat, std::string>> kNames = {
+      {WeightFormat::kFloat32, "fp32"}, {WeightFormat::kBFloat16, "bf16"},
+      {WeightFormat::kInt8, "int8"}};
+  return kNames;
+}
+
+std::string to_string(MatmulBackend backend) { return enum_name(backend); }
+std::string to_string(HeapPolicy policy) { return enum_name(policy); }
+std::string to_string(WeightFormat format) { return enum_name(format); }
+
+WeightFormat weight_format_from_string(const std::string& name) {
+  return enum_from_name<WeightFormat>(name, "weight format");
+}
+
+}  // namespace gpt2
