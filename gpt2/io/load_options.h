@@ -42,10 +42,9 @@ enum class Mmap {
   kOn,
   /// Leave them there where the kernel maps at least half of a sample of
   /// the file (eight 2 MiB pieces, spread) in 2 MiB pages, and load as
-  /// kOff elsewhere: on 4 KiB
-  /// pages a decoding step ran about a tenth slower on this project's Zen 5
-  /// (40-50 against 46-53 tokens/s), on 2 MiB pages as fast as on the
-  /// process's own huge pages. The page cache holds a file in 2 MiB folios
+  /// kOff elsewhere: on 4 KiB pages a decoding step ran about a tenth
+  /// slower, on 2 MiB pages as fast as on the process's own huge pages
+  /// (docs/cpu-kernels.md). The page cache holds a file in 2 MiB folios
   /// when it was written in 2 MiB pieces, as this library's writers write,
   /// or read in cold through such a mapping, on filesystems that have large
   /// folios (ext4 under Linux 6.18 here); one written in small pieces (by

@@ -40,8 +40,7 @@ class FusedAdamW : public torch::optim::AdamW {
   /// As PyTorch's zero_grad(set_to_none=True), its default since 2.0 and
   /// the call nanoGPT makes: drops every gradient, so the next backward
   /// stores its gradients instead of adding them into zeroed ones (a pass
-  /// to zero and a pass to add saved per tensor: 60 ms of a 124M step on
-  /// the AMD EPYC, docs/speed.md).
+  /// to zero and a pass to add saved per tensor).
   /// With false, zeros them in place as LibTorch 1.13's
   /// torch::optim::Optimizer::zero_grad() does. That one is not virtual:
   /// called through an Optimizer& it still zeros.
@@ -52,7 +51,7 @@ class FusedAdamW : public torch::optim::AdamW {
   /// clipping, summed in the order of `params`) and computes the same
   /// factor, min(1, max_norm / (norm + 1e-6)), but leaves the gradients as
   /// they are; step() multiplies each gradient by it as it reads it, which
-  /// saves a pass over every gradient (25 ms of a 124M step on the AMD EPYC). The update
+  /// saves a pass over every gradient. The update
   /// equals clip_grad_norm_ then step() to the bit. `params` must be this
   /// optimizer's parameters, each once, in any order, and max_norm
   /// positive (a gpt2::Error otherwise; torch's takes a negative bound and

@@ -1,5 +1,5 @@
 // The field codec (gpt2/fields/fields.h) and the templates over a table
-// (field_table.h), on GPTConfig; TrainOptions' side is in
+// (gpt2/fields/table.h), on GPTConfig; TrainOptions' side is in
 // train/train_options_test.cpp.
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Large tensors in mappings of their own, on huge pages per the measured
-// choice (gpt2/ops/memory/huge_pages.h), and the loaders and the model
+// choice (HugePages in gpt2/ops/settings.h), and the loaders and the model
 // allocating through it.
 #include "gpt2/ops/ops.h"
 #include "gpt2/ops/memory.h"

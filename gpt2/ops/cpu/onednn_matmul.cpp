@@ -1,14 +1,14 @@
 // The forward's products, x W^T, through oneDNN's matmul primitive where
 // oneDNN runs it on its brgemm kernels (sgemm.h, detail::matmul_nt).
 //
-// oneDNN's sgemm reads a transposed B more slowly than an untransposed one:
-// inside the 124M step on the AMD EPYC (Zen 4, AVX-512) its x W^T products
-// ran at 171-184 GFLOP/s against 218-221 for the backward's g W of the same
+// oneDNN's sgemm reads a transposed B more slowly than an untransposed one,
+// so the forward's x W^T ran slower than the backward's g W of the same
 // sizes. The matmul primitive, given the same row-major operands, picks its
 // brgemm kernels on AVX-512 ("brg:avx512_core"), which copy B into blocks
-// as they go and ran those products at 195-213 (docs/speed.md). Elsewhere
-// (AVX2, or an ISA limit) it picks the same gemm as sgemm, and the caller
-// keeps sgemm. A primitive takes 0.3-0.8 ms to make, so each shape's is kept.
+// as they go and run those products faster (docs/cpu-kernels.md has the
+// figures). Elsewhere (AVX2, or an ISA limit) it picks the same gemm as
+// sgemm, and the caller keeps sgemm. A primitive takes a fraction of a
+// millisecond to make, so each shape's is kept.
 
 #include "gpt2/ops/cpu/sgemm.h"
 
@@ -26,11 +26,10 @@
 namespace gpt2::detail {
 namespace {
 
-// Rows of x below which sgemm stays (medians on the AMD EPYC, Zen 4, 2
-// threads, K 768): up to 8 rows its matrix-vector kernels won (3072-wide W:
-// 0.26 against 0.34 ms at 8 rows), from 16 the primitive won on every weight
-// (1.45 against 0.54 ms at 16; 1.76 against 0.92 at 32). On the
-// vocabulary-sized head it won from 4 rows (12.9 against 8.9 ms), not at 2.
+// Rows of x below which sgemm stays (`gpt2 bench products` times both on
+// the model's shapes): up to 8 rows sgemm's matrix-vector kernels won, from
+// 16 the primitive won on every weight of the 124M model; on the
+// vocabulary-sized head it won from 4 rows, not at 2.
 constexpr int64_t kMinRows = 16;
 constexpr int64_t kMinRowsWideB = 4;
 constexpr int64_t kWideB = int64_t{1} << 24;  // N * K: the 124M head's 38.6M

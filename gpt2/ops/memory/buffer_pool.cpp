@@ -40,7 +40,7 @@ class Pool {
         return block;
       }
     }
-    // On huge pages where they fault faster (huge_pages.h).
+    // On huge pages where they fault faster (take_large, gpt2/ops/memory.h).
     return take_large(size);
   }
 

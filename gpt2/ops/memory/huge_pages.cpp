@@ -1,5 +1,5 @@
 // Mappings of their own for large tensors, and the measurement that decides
-// whether they ask for huge pages (huge_pages.h says why).
+// whether they ask for huge pages (docs/cpu-kernels.md says why).
 #include "gpt2/ops/memory.h"
 #include "gpt2/ops/settings.h"
 
@@ -70,10 +70,9 @@ HugePagesChoice measure() {
     return {false, "transparent huge pages are off in this kernel"};
   }
   // Two huge pages' worth each way, alternating, up to three times; the
-  // best of each. It stops early once one way is 4 times the other's (on
-  // the Zen 5 after the first round). A few ms where small pages fault
-  // fast, 10-20 ms where they are slow (and huge pages save a second per
-  // 500 MB).
+  // best of each. It stops early once one way is 4 times the other's. A
+  // few ms where small pages fault fast, tens of ms where they are slow
+  // (and huge pages then save far more: docs/cpu-kernels.md).
   constexpr size_t kProbe = 2 * kHugePage;
   double huge = 1e300, small = 1e300;
   for (int round = 0; round < 3; ++round) {
