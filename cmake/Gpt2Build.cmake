@@ -21,16 +21,18 @@ endfunction()
 
 # One library target per layer of gpt2/: gpt2_<name>, alias and export name
 # gpt2::<name>, headers installed under include/gpt2/<name>/.
-#   gpt2_add_layer(<name> SOURCES ... HEADERS ... [PUBLIC ...] [PRIVATE ...]
-#                  [MAY_INCLUDE <layer> ...])
-# HEADERS are the public (installed) ones; the others are the layer's own.
+#   gpt2_add_layer(<name> SOURCES ... HEADERS ... [INTERNAL ...] [PUBLIC ...]
+#                  [PRIVATE ...] [MAY_INCLUDE <layer> ...])
+# HEADERS are the public (installed) ones; INTERNAL the headers the command
+# and the layers above use in the tree but an app does not get (checked for
+# includes like the rest, not installed); the others are the layer's own.
 # MAY_INCLUDE lists the other layers whose headers this one's files may
 # include (`model`), or single headers of a layer (`ops/ops.h`) where only
 # those are its public side; any other `#include "gpt2/<folder>/..."` or
 # `"apps/..."` fails the configure step, so the arrows between layers are
 # checked by the build.
 function(gpt2_add_layer name)
-  cmake_parse_arguments(L "" "" "SOURCES;HEADERS;PUBLIC;PRIVATE;MAY_INCLUDE" ${ARGN})
+  cmake_parse_arguments(L "" "" "SOURCES;HEADERS;INTERNAL;PUBLIC;PRIVATE;MAY_INCLUDE" ${ARGN})
   set(target gpt2_${name})
   add_library(${target} ${L_SOURCES})
   add_library(gpt2::${name} ALIAS ${target})
@@ -54,7 +56,7 @@ function(gpt2_add_layer name)
   endforeach()
 
   set(allowed ${name} ${L_MAY_INCLUDE})
-  foreach(file IN LISTS L_SOURCES L_HEADERS)
+  foreach(file IN LISTS L_SOURCES L_HEADERS L_INTERNAL)
     file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/${file} includes REGEX "^#include \"(gpt2|apps)/")
     foreach(line IN LISTS includes)
       string(REGEX MATCH "\"(gpt2|apps)/([^/\"]+)(/[^\"]*)?\"" path "${line}")
