@@ -249,26 +249,6 @@ int64_t GPTImpl::num_parameters(bool non_embedding) const {
   return non_embedding ? n - transformer->wpe->weight.numel() : n;
 }
 
-void GPTImpl::set_weight_format(WeightFormat format) {
-  for (auto& module : modules(/*include_self=*/false)) {
-    if (auto* linear = module->as<LinearImpl>()) linear->set_weight_format(format);
-  }
-}
-
-int64_t GPTImpl::decode_weight_bytes() const {
-  int64_t bytes = 0;
-  std::unordered_set<const void*> linear_weights;
-  for (const auto& module : modules(/*include_self=*/false)) {
-    if (const auto* linear = module->as<LinearImpl>()) {
-      if (linear_weights.insert(linear->weight.data_ptr()).second) bytes += linear->weight_bytes();
-    }
-  }
-  for (const auto& p : unique_parameters()) {
-    if (!linear_weights.count(p.data_ptr())) bytes += static_cast<int64_t>(p.nbytes());
-  }
-  return bytes;
-}
-
 GPT with_config(const GPTImpl& model, const GPTConfig& config) {
   const int64_t block = config.block_size(), had = model.config.block_size();
   if (block > had) {

@@ -124,15 +124,6 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// nanoGPT does (wte stays: it is also the head).
   int64_t num_parameters(bool non_embedding = false) const;
 
-  /// Every Linear's weight format for products run without autograd
-  /// (LinearImpl::set_weight_format): each block's c_attn, c_proj, c_fc and
-  /// mlp.c_proj, and lm_head, whose matrix is the tied wte's (the embedding
-  /// still reads the float32 one). kFloat32 drops the copies.
-  void set_weight_format(WeightFormat format);
-  /// Bytes one decoding step reads for the weights: each Linear's
-  /// weight_bytes(), and every other parameter once.
-  int64_t decode_weight_bytes() const;
-
   /// The config this model was built with.
   GPTConfig config;
   /// Embeddings, blocks and final norm.

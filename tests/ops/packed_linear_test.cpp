@@ -1,6 +1,7 @@
 // The weight-only products for decoding (gpt2/ops/cpu/packed_linear.h):
 // held to float64 arithmetic on the dequantized weight (the kernel's own
 // error), and to the float32 product within the rounding the format implies.
+#include "gpt2/generate/weight_format.h"
 #include "gpt2/ops/ops.h"
 #include "gpt2/ops/cpu/packed_linear.h"
 
@@ -110,18 +111,18 @@ TEST(PackedLinear, AModelDecodesFromSmallerWeights) {
   torch::NoGradGuard no_grad;
   const auto idx = torch::randint(101, {2, 16});
   const torch::Tensor fp32 = model(idx).logits;
-  const int64_t fp32_bytes = model->decode_weight_bytes();
+  const int64_t fp32_bytes = decode_weight_bytes(*model);
   EXPECT_EQ(fp32_bytes, 4 * model->num_parameters());
-  model->set_weight_format(WeightFormat::kBFloat16);
+  set_weight_format(*model, WeightFormat::kBFloat16);
   const torch::Tensor bf16 = model(idx).logits;
-  EXPECT_LT(model->decode_weight_bytes(), fp32_bytes * 0.55);
-  model->set_weight_format(WeightFormat::kInt8);
+  EXPECT_LT(decode_weight_bytes(*model), fp32_bytes * 0.55);
+  set_weight_format(*model, WeightFormat::kInt8);
   const torch::Tensor int8 = model(idx).logits;
-  EXPECT_LT(model->decode_weight_bytes(), fp32_bytes * 0.3);
+  EXPECT_LT(decode_weight_bytes(*model), fp32_bytes * 0.3);
   EXPECT_LT((bf16 - fp32).abs().max().item<float>(), 0.05);
   EXPECT_LT((int8 - fp32).abs().max().item<float>(), 0.05);
   EXPECT_GT((int8 - fp32).abs().max().item<float>(), 0);
-  model->set_weight_format(WeightFormat::kFloat32);
+  set_weight_format(*model, WeightFormat::kFloat32);
   EXPECT_TRUE(torch::equal(model(idx).logits, fp32));
 }
 

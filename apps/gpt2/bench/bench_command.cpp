@@ -25,6 +25,7 @@
 #include "gpt2/generate/generate.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/file/read_file.h"
+#include "gpt2/generate/weight_format.h"
 #include "gpt2/ops/settings.h"
 #include "gpt2/text/tokenizer.h"
 
@@ -90,11 +91,11 @@ int run_bench_generate(const BenchGenerateFlags& f, std::ostream& out) {
   std::vector<double> recompute;
   for (int r = 0; r < f.repeats; ++r) {  // alternating, so drift hits every side
     for (size_t i = 0; i < formats.size(); ++i) {
-      model->set_weight_format(formats[i]);
-      bytes[i] = model->decode_weight_bytes();
+      set_weight_format(*model, formats[i]);
+      bytes[i] = decode_weight_bytes(*model);
       cached[i].push_back(f.new_tokens / time_s([&] { generate(*model, {prompt}, options); }));
     }
-    model->set_weight_format(WeightFormat::kFloat32);
+    set_weight_format(*model, WeightFormat::kFloat32);
     recompute.push_back(f.new_tokens / time_s([&] {
       generate(*model, {prompt}, SamplingOptions(options).use_cache(false));
     }));

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <set>
 
+#include "gpt2/generate/weight_format.h"
 #include "gpt2/io/fits_in_memory.h"
 #include "gpt2/io/model_source.h"
 
@@ -82,8 +83,8 @@ CLI::Option* add_weights_flag(CLI::App& cmd, std::string& weights) {
 
 void apply_weights(GPTImpl& model, const std::string& weights, std::ostream& out) {
   const WeightFormat format = weight_format_from_string(weights);
-  const int64_t fp32 = model.decode_weight_bytes();
-  model.set_weight_format(format);
+  const int64_t fp32 = decode_weight_bytes(model);
+  set_weight_format(model, format);
   if (format == WeightFormat::kFloat32) return;
   int64_t copies = 0;  // the packed copies, the tied matrix's once
   std::set<const void*> seen;
@@ -95,7 +96,7 @@ void apply_weights(GPTImpl& model, const std::string& weights, std::ostream& out
   const int64_t held = static_cast<int64_t>(model.num_parameters()) * 4 + copies;
   fmt::print(out, "weights   {}: {:.0f} MB read per token (fp32: {:.0f} MB); {:.0f} MB held (the "
                   "fp32 weights stay, for the embedding and for training)\n",
-             weights, model.decode_weight_bytes() / 1e6, fp32 / 1e6, held / 1e6);
+             weights, decode_weight_bytes(model) / 1e6, fp32 / 1e6, held / 1e6);
 }
 
 }  // namespace gpt2::app

@@ -65,7 +65,7 @@ CLI::Option* add_mmap_flag(CLI::App& cmd, std::string& mmap);
 /// `--weights fp32|bf16|int8` into `weights` (default fp32): the format the
 /// Linear weights are read in without autograd (packed_linear.h).
 CLI::Option* add_weights_flag(CLI::App& cmd, std::string& weights);
-/// Sets `weights` on `model` (GPTImpl::set_weight_format) and, unless fp32,
+/// Sets `weights` on `model` (set_weight_format, gpt2/generate/weight_format.h) and, unless fp32,
 /// prints `weights   int8: 131 MB read per token (fp32: 498 MB); 629 MB held`.
 void apply_weights(GPTImpl& model, const std::string& weights, std::ostream& out);
 
