@@ -1,7 +1,9 @@
 #!/bin/sh
-# Installs whatever of the build's Debian 12 packages is missing (as root, or
+# Installs whatever of the build's Debian packages is missing (as root, or
 # through sudo), then configures and builds into build/. A second run finds
-# everything installed and only rebuilds what changed.
+# everything installed and only rebuilds what changed. The same package names
+# serve Debian 12 (LibTorch 1.13, clang 14) and Debian 13 (LibTorch 2.6,
+# clang 19).
 #
 #   sh cmake/setup.sh        the library and the gpt2 command (the demo's needs)
 #   sh cmake/setup.sh all    everything: also the tests, the header check, helpers
@@ -15,7 +17,7 @@ esac
 
 packages="cmake ninja-build g++ libtorch-dev libfmt-dev libgtest-dev libgmock-dev
 libcli11-dev libopenblas0-pthread python3-torch libpcre2-dev nlohmann-json3-dev libssl-dev
-pkg-config libplplot-dev zlib1g-dev libdeflate-dev libzip-dev clang-14 libclang-rt-14-dev libomp-14-dev libgloo-dev libdnnl-dev
+pkg-config libplplot-dev zlib1g-dev libdeflate-dev libzip-dev clang libclang-rt-dev libomp-dev libgloo-dev libdnnl-dev
 ocl-icd-opencl-dev libcpp-httplib-dev curl iproute2"
 
 missing=""

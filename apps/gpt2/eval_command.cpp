@@ -12,6 +12,7 @@
 #include <memory>
 #include <string_view>
 
+#include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/model_flags.h"
 #include "gpt2/error.h"
 #include "gpt2/file/read_file.h"
@@ -152,7 +153,7 @@ void add_eval_command(CLI::App& app, int* rc) {
   cmd->add_option("--choices", flags->choices,
                   "JSON Lines of {\"ctx\", \"endings\", \"label\"} (HellaSwag's): acc and acc_norm");
   cmd->add_option("--max-items", flags->max_items, "Score only the first N items of --choices")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(gpt2::app::in_range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--data", flags->data,
                   "Prepared data folder: the loss over --split, or the tokenizer for --text and "
                   "--choices");
@@ -160,9 +161,9 @@ void add_eval_command(CLI::App& app, int* rc) {
       ->check(CLI::IsMember({"val", "train"}))
       ->capture_default_str();
   cmd->add_option("--window", flags->window, "Tokens per window (default: the model's block size)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+      ->check(gpt2::app::in_range(int64_t{2}, int64_t{1} << 20));
   cmd->add_option("--stride", flags->stride, "Tokens between window starts (default: half the window)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(gpt2::app::in_range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--bpe-dir", flags->bpe_dir,
                   "Folder with GPT-2's encoder.json and vocab.bpe (default: the shipped copy)");
   cmd->callback([flags, rc] { *rc = run_eval(*flags, std::cout); });

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/field_flags.h"
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
@@ -101,7 +102,7 @@ void add_generate_command(CLI::App& app, int* rc) {
   cmd->add_option("--prompt", flags->prompt, "Text to continue")->required();
   // A bound a person can mean: 2^20 tokens is about 9 hours of GPT-2 124M here.
   cmd->add_option("--max-new-tokens", flags->max_new_tokens, "Tokens to add at most")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->check(gpt2::app::in_range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
   cmd->add_option("--temperature", flags->temperature, "Divides the logits; 0 is greedy")
       ->capture_default_str();
@@ -114,7 +115,7 @@ void add_generate_command(CLI::App& app, int* rc) {
   cmd->add_option("--prompt-lookup", flags->prompt_lookup,
                   "Prompt-lookup decoding: propose up to K tokens from the context per step and "
                   "check them in one forward (greedy: needs --temperature 0)")
-      ->check(CLI::Range(int64_t{0}, int64_t{64}));
+      ->check(gpt2::app::in_range(int64_t{0}, int64_t{64}));
   cmd->add_flag("--no-cache", flags->no_cache,
                 "Recompute the whole context per token (nanoGPT's way) instead of a KV cache");
   cmd->add_option("--bpe-dir", flags->bpe_dir,

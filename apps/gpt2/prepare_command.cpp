@@ -10,6 +10,8 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/gpt2/common/cli_main.h"
+
 namespace gpt2::app {
 
 int run_prepare(const PrepareFlags& flags, std::ostream& out) {
@@ -69,14 +71,14 @@ void add_prepare_command(CLI::App& app, int* rc) {
       ->check(CLI::IsMember(data_format_names()))
       ->capture_default_str();
   cmd->add_option("--val-fraction", o.val_fraction, "nanogpt: share of the text kept for val.bin")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(gpt2::app::in_range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--shard-tokens", o.shard_tokens, "llmc: tokens per shard; the first shard is val")
-      ->check(CLI::Range(int64_t{1}, int64_t{2147483647}))
+      ->check(gpt2::app::in_range(int64_t{1}, int64_t{2147483647}))
       ->capture_default_str();
   cmd->add_option("--shard-name", o.shard_name, "llmc: the shards' NAME (default: the folder's name)");
   cmd->add_option("--threads", o.threads, "Tokenizer threads (default: the cores this process may use)")
-      ->check(CLI::Range(1, 1024));
+      ->check(gpt2::app::in_range(1, 1024));
   cmd->callback([flags, rc] { *rc = run_prepare(*flags, std::cout); });
 }
 

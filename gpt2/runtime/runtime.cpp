@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <malloc.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -46,6 +47,7 @@ std::string kind_of(const std::string& path) {
 
 RuntimeInfo runtime_info() {
   RuntimeInfo info;
+  info.torch_version = TORCH_VERSION;
   info.blas_library = loaded_blas_path();
   info.blas_kind = kind_of(info.blas_library);
   using GetThreads = int (*)();
@@ -100,9 +102,9 @@ void set_compute_threads(int threads) {
 
 std::string runtime_line(const RuntimeInfo& info) {
   return fmt::format(
-      "BLAS {} ({} kernels), {} threads; products {} ({}), {} threads; torch intra-op threads {}; "
-      "heap {}; huge pages {}",
-      info.blas_kind, info.blas_core.empty() ? "?" : info.blas_core, info.blas_threads,
+      "LibTorch {}; BLAS {} ({} kernels), {} threads; products {} ({}), {} threads; torch intra-op "
+      "threads {}; heap {}; huge pages {}",
+      info.torch_version, info.blas_kind, info.blas_core.empty() ? "?" : info.blas_core, info.blas_threads,
       to_string(info.products), info.products_reason, info.kernel_threads, info.torch_threads,
       to_string(info.heap), to_string(info.huge_pages));
 }

@@ -24,6 +24,8 @@ namespace gpt2 {
 
 /// A snapshot of the compute runtime.
 struct RuntimeInfo {
+  /// The LibTorch the library was built against: "1.13.0", "2.6.0", ...
+  std::string torch_version;
   /// Real path of the loaded BLAS shared library, or "unknown".
   std::string blas_library;
   /// "OpenBLAS", "reference", "MKL", "BLIS" or "unknown", from blas_library.
@@ -49,7 +51,7 @@ struct RuntimeInfo {
 /// where GPT2_HUGE_PAGES holds a value huge_pages_choice() does not know.
 RuntimeInfo runtime_info();
 
-/// `BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS
+/// `LibTorch 2.6.0; BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS
 /// runs its generic Prescott kernels), 2 threads; torch intra-op threads 2;
 /// heap glibc's default; huge pages on (4 MiB faulted in ...)`.
 std::string runtime_line(const RuntimeInfo& info);

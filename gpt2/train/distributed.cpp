@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "gpt2/ops/torch_compat.h"
+
 namespace gpt2 {
 namespace {
 
@@ -27,23 +29,25 @@ std::string first_line(const std::exception& e) {
   return what.substr(0, what.find('\n'));
 }
 
-// A reply no rendezvous store sends: a length beyond memory (the store client
-// allocates what the peer announced, so a stranger's bytes become bad_alloc)
-// or an answer of the wrong kind. Worded to point at the port, the likely cause.
-bool is_stranger_reply(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;
+// What `e` says a peer sent that no rendezvous store sends, or "" when it
+// is no such reply: a length beyond memory (the store client allocates what
+// the peer announced, so a stranger's bytes become bad_alloc), a reply of
+// the wrong kind (1.13) or a wrong answer to the ping 2.x's client opens
+// with. The message built on it points at the port, the likely cause.
+std::string stranger_reply(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return "a length larger than memory";
   const std::string what = first_line(e);
-  return what.find("response is expected") != std::string::npos;
+  if (what.find("response is expected") != std::string::npos) return what;
+  if (what.find("invalid nonce returned") != std::string::npos) return "a wrong answer to a ping";
+  return "";
 }
+
+bool is_stranger_reply(const std::exception& e) { return !stranger_reply(e).empty(); }
 
 std::string stranger(const DistEnv& env, const std::exception& e) {
   return fmt::format("the program at {}:{} answered as no rendezvous store does ({}): is another "
                      "program listening on MASTER_PORT {}? choose a free port for rank 0",
-                     env.master_addr, env.master_port,
-                     dynamic_cast<const std::bad_alloc*>(&e) != nullptr
-                         ? "a length larger than memory"
-                         : first_line(e),
-                     env.master_port);
+                     env.master_addr, env.master_port, stranger_reply(e), env.master_port);
 }
 
 std::string where(const DistEnv& env) {
@@ -84,6 +88,7 @@ DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout
   o.numWorkers = env.agent_store ? c10::nullopt : c10::optional<size_t>(env.world_size);
   o.waitWorkers = !env.agent_store;
   o.timeout = timeout;
+  compat::use_classic_store_server(o);
   const auto start = Clock::now();
   try {
     group_->store = c10::make_intrusive<c10d::PrefixStore>(
@@ -106,6 +111,7 @@ DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout
                         "running, and MASTER_ADDR its address?)", env.master_addr,
                         env.master_port, waited);
     }
+    if (!o.isServer && is_stranger_reply(e)) throw DistributedError(fmt::format("{}: {}", where(env), why));
     throw DistributedError(fmt::format("{}: {}: {}", where(env), why, first_line(e)));
   }
   try {

@@ -1,7 +1,6 @@
 #include "gpt2/train/optim.h"
 
 #include <ATen/Parallel.h>
-#include <c10/util/string_utils.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -12,6 +11,7 @@
 #include "gpt2/error.h"
 #include "gpt2/ops/memory.h"
 #include "gpt2/ops/settings.h"
+#include "gpt2/ops/torch_compat.h"
 #include "gpt2/train/detail/adamw_kernel.h"
 
 #ifndef _OPENMP
@@ -130,7 +130,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      auto& slot = state()[c10::guts::to_string(p.unsafeGetTensorImpl())];
+      auto& slot = state()[compat::optimizer_state_key(p)];
       if (!slot) {  // as torch: zeros on the first step
         auto fresh = std::make_unique<torch::optim::AdamWParamState>();
         // p is a contiguous float32 CPU tensor (checked above).
@@ -156,9 +156,16 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
 
 void FusedAdamW::zero_grad(bool set_to_none) {
   grad_scale_ = 1;
-  if (!set_to_none) return torch::optim::AdamW::zero_grad();
   for (auto& group : param_groups()) {
-    for (auto& p : group.params()) p.mutable_grad().reset();
+    for (auto& p : group.params()) {
+      torch::Tensor& grad = p.mutable_grad();
+      if (set_to_none) {
+        grad.reset();
+      } else if (grad.defined()) {  // as LibTorch 1.13's zero_grad()
+        grad.detach_();
+        grad.zero_();
+      }
+    }
   }
 }
 

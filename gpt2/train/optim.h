@@ -42,8 +42,9 @@ class FusedAdamW : public torch::optim::AdamW {
   /// stores its gradients instead of adding them into zeroed ones (a pass
   /// to zero and a pass to add saved per tensor).
   /// With false, zeros them in place as LibTorch 1.13's
-  /// torch::optim::Optimizer::zero_grad() does. That one is not virtual:
-  /// called through an Optimizer& it still zeros.
+  /// torch::optim::Optimizer::zero_grad() does. Optimizer::zero_grad is not
+  /// virtual: called through an Optimizer&, LibTorch's own runs (1.13
+  /// zeros, 2.x drops by default).
   void zero_grad(bool set_to_none = true);
 
   /// torch::nn::utils::clip_grad_norm_(params, max_norm), the scaling

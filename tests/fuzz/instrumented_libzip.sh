@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds libzip from its source, as a static library, with the fuzz preset's
-# compiler and sanitizers (clang-14, ASan + UBSan, libFuzzer's coverage), so that a fuzz
+# compiler and sanitizers (clang, ASan + UBSan, libFuzzer's coverage), so that a fuzz
 # run sees libzip's branches and memory errors, not only the gate's: Debian's
 # libzip.so is neither instrumented nor checked by ASan.
 #
@@ -17,7 +17,7 @@ source=$1
 prefix=$2
 flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize=vptr -fno-omit-frame-pointer -g -O1"
 cmake -S "$source" -B "$prefix/build" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 -DCMAKE_C_FLAGS="$flags" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_C_FLAGS="$flags" \
   -DBUILD_SHARED_LIBS=OFF \
   -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib \
   -DENABLE_COMMONCRYPTO=OFF -DENABLE_GNUTLS=OFF -DENABLE_MBEDTLS=OFF -DENABLE_OPENSSL=OFF \

@@ -83,7 +83,7 @@ TEST_F(Gate, ZipWithABadCentralEntryIsRefused) {
   std::string bytes = good_;
   replace_once(bytes, std::string("PK\x01\x02", 4), std::string("PK\x01\x03", 4));
   EXPECT_HAS(error_for(bytes), "no end-of-central-directory record whose central directory and "
-                               "local headers fit the file (libzip: Not a zip archive)");
+                               "local headers fit the file (libzip: ");
 }
 
 TEST_F(Gate, ARecordOfUnknownCompressionIsRefused) {
@@ -126,9 +126,71 @@ TEST_F(Gate, AnUnusedStorageRecordIsRefused) {
   EXPECT_HAS(error_for_records(), "record 'archive/data/99' is used by no tensor");
 }
 
-TEST_F(Gate, AVersionOtherThanLibTorchsIsRefused) {
-  record("archive/version") = "9\n";
-  EXPECT_HAS(error_for_records(), "record 'archive/version' differs from LibTorch's");
+// The records beside the data that LibTorch 1.13 and 2.x write: the gate
+// takes each release's set, whichever release runs it, and nothing else.
+class GateMarkers : public Gate {
+ protected:
+  void SetUp() override {
+    Gate::SetUp();
+    for (const char* name : {"archive/byteorder", "archive/.data/serialization_id",
+                             "archive/.format_version", "archive/.storage_alignment",
+                             "archive/.data/version"}) {
+      erase(name);
+    }
+    if (std::none_of(records_.begin(), records_.end(),
+                     [](const auto& r) { return r.first == "archive/version"; })) {
+      records_.emplace_back("archive/version", "3\n");
+    }
+  }
+  bool loads() {
+    testing::write_file(dir_ / "marked.pt", zip_of(records_));
+    return testing::same_tensors(*load_checkpoint(dir_ / "marked.pt").model, testing::snapshot(*model_));
+  }
+};
+
+TEST_F(GateMarkers, EachReleasesRecordSetLoads) {
+  EXPECT_TRUE(loads()) << "1.13's: version alone";
+  records_.emplace_back("archive/byteorder", "little");
+  records_.emplace_back("archive/.data/serialization_id", "1670383126663885709005448845314784044133");
+  EXPECT_TRUE(loads()) << "2.1 to 2.6's";
+  records_.emplace_back("archive/.format_version", "1");
+  records_.emplace_back("archive/.storage_alignment", "64");
+  EXPECT_TRUE(loads()) << "2.7's";
+  erase("archive/version");
+  records_.emplace_back("archive/.data/version", "6\n");
+  EXPECT_TRUE(loads()) << "file format 6 and later, in .data/version";
+}
+
+TEST_F(GateMarkers, AVersionLibTorchDoesNotReadIsRefused) {
+  record("archive/version") = "11\n";
+  EXPECT_HAS(error_for_records(), "record 'archive/version': it holds '11\\n', not a file format from 3 to 10");
+  record("archive/version") = "2\n";
+  EXPECT_HAS(error_for_records(), "record 'archive/version': it holds '2\\n'");
+  record("archive/version") = "3";
+  EXPECT_HAS(error_for_records(), "record 'archive/version': it holds '3'");
+}
+
+TEST_F(GateMarkers, OneVersionRecordExactly) {
+  records_.emplace_back("archive/.data/version", "3\n");
+  EXPECT_HAS(error_for_records(), "it has 2 version records (version, .data/version), not 1");
+  erase("archive/.data/version");
+  erase("archive/version");
+  EXPECT_HAS(error_for_records(), "it has 0 version records");
+}
+
+TEST_F(GateMarkers, AMarkerWithOtherContentsIsRefused) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"archive/byteorder", "big"},
+      {"archive/.data/serialization_id", "12ab"},
+      {"archive/.format_version", "2"},
+      {"archive/.storage_alignment", "32"},
+      {"archive/byteorder", std::string(100, 'l')},
+  };
+  for (const auto& [name, bytes] : bad) {
+    records_.emplace_back(name, bytes);
+    EXPECT_HAS(error_for_records(), "record '" + name + "'");
+    erase(name);
+  }
 }
 
 TEST_F(Gate, CodeOtherThanAnArchiveClassIsRefused) {

@@ -18,6 +18,7 @@
 #include "gpt2/io/model_source.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/model/linear.h"
+#include "gpt2/ops/torch_compat.h"
 #include "gpt2/train/optim.h"
 #include "test_util.h"
 
@@ -185,7 +186,7 @@ TEST(HugePages, ModelsLoadersAndTheOptimizerAllocateThroughIt) {
   for (auto& p : model->parameters()) p.mutable_grad() = torch::ones_like(p);
   opt.step();
   const auto& state = static_cast<torch::optim::AdamWParamState&>(
-      *opt.state().at(c10::guts::to_string(model->lm_head->weight.unsafeGetTensorImpl())));
+      *opt.state().at(compat::optimizer_state_key(model->lm_head->weight)));
   EXPECT_TRUE(on_huge_pages(state.exp_avg()));
   EXPECT_TRUE(on_huge_pages(state.exp_avg_sq()));
 }

@@ -2,7 +2,8 @@
 
 Reads the checkpoint and the exported program that make_fixtures wrote with
 the C++ library, and checks them against a GPT-2 forward written here in
-plain torch ops (nanoGPT's model.py, without modules).
+plain torch ops (nanoGPT's model.py, without modules); and the files each
+LibTorch release wrote (tests/io/release_files).
 
 Usage: /usr/bin/python3 interop_test.py FIXTURE_FOLDER
 """
@@ -67,7 +68,8 @@ class Interop(unittest.TestCase):
     def setUpClass(cls):
         cls.dir = os.path.join(FIXTURES, cls.FOLDER)
         cls.checkpoint = torch.jit.load(os.path.join(cls.dir, "checkpoint.pt"))
-        cls.expected = torch.load(os.path.join(cls.dir, "expected.pt"))
+        tokens, logits = torch.load(os.path.join(cls.dir, "expected.pt"), weights_only=True)
+        cls.expected = {"tokens": tokens, "logits": logits}
 
     def test_checkpoint_state_dict_has_nanogpt_names_and_one_tied_tensor(self):
         sd = self.checkpoint.state_dict()
@@ -114,6 +116,30 @@ class InteropExactGeluNoBias(Interop):
     def test_checkpoint_config_is_readable(self):
         meta = self.checkpoint.gpt2
         self.assertEqual((meta.n_layer, meta.gelu, meta.bias), (3, "exact", False))
+
+
+RELEASE_FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "io",
+                             "release_files")
+
+
+class ReleaseFiles(unittest.TestCase):
+    """The files each LibTorch wrote (tests/io/release_files), read by this torch."""
+
+    def test_every_releases_program_and_checkpoint_read_here(self):
+        folders = sorted(os.listdir(RELEASE_FILES))
+        self.assertEqual(folders, ["libtorch-1.13.0", "libtorch-2.6.0"])
+        for name in folders:
+            with self.subTest(name):
+                folder = os.path.join(RELEASE_FILES, name)
+                tokens, logits, _ = torch.load(os.path.join(folder, "expected.pt"),
+                                               weights_only=True)
+                program = torch.jit.load(os.path.join(folder, "program.ts"))
+                with torch.no_grad():
+                    diff = (program(tokens) - logits).abs().max().item()
+                self.assertLessEqual(diff, 1e-5)
+                sd = torch.jit.load(os.path.join(folder, "checkpoint.pt")).state_dict()
+                self.assertEqual(sd["lm_head.weight"].data_ptr(),
+                                 sd["transformer.wte.weight"].data_ptr())
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 // and exact_nobias/ (3 layers, erf GELU, no biases), each with
 //   checkpoint.pt  a 12-layer gpt2 checkpoint (narrow: n_embd 64)
 //   program.ts     the same model exported as TorchScript
-//   expected.pt    {tokens (2, 11) int64, logits (2, 11, vocab)} from the
-//                  C++ model, via torch::pickle_save (torch.load reads it)
+//   expected.pt    (tokens (2, 11) int64, logits (2, 11, vocab)) from the
+//                  C++ model, via torch::pickle_save (torch.load reads it,
+//                  weights_only=True)
 #include <torch/serialize.h>
 #include <torch/types.h>
 #include <torch/utils.h>
@@ -31,10 +32,9 @@ void write_fixtures(const std::filesystem::path& dir, const gpt2::GPTConfig& con
   auto tokens = torch::randint(config.vocab_size(), {2, 11});
   torch::NoGradGuard no_grad;
   auto logits = model(tokens).logits;
-  c10::Dict<std::string, torch::Tensor> expected;
-  expected.insert("tokens", tokens);
-  expected.insert("logits", logits);
-  const std::vector<char> bytes = torch::pickle_save(expected);
+  // A tuple: a typed c10::Dict pickles a type tag (torch.jit._pickle), a
+  // global that torch.load(weights_only=True), 2.6's default, refuses.
+  const std::vector<char> bytes = torch::pickle_save(c10::ivalue::Tuple::create({tokens, logits}));
   std::ofstream((dir / "expected.pt").string(), std::ios::binary).write(bytes.data(), bytes.size());
 }
 

@@ -55,6 +55,7 @@ TEST(Runtime, DefaultThreadsFollowTheAffinityMaskAndOmpNumThreads) {
 
 TEST(Runtime, RuntimeLineNamesKernelsAndProducts) {
   RuntimeInfo info;
+  info.torch_version = "2.6.0";
   info.blas_kind = "OpenBLAS";
   info.blas_core = "Prescott";
   info.blas_threads = 2;
@@ -65,7 +66,7 @@ TEST(Runtime, RuntimeLineNamesKernelsAndProducts) {
   info.heap = HeapPolicy::kApps;
   info.huge_pages = {true, "set by set_huge_pages"};
   EXPECT_EQ(runtime_line(info),
-            "BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS runs its "
+            "LibTorch 2.6.0; BLAS OpenBLAS (Prescott kernels), 2 threads; products onednn (OpenBLAS runs its "
             "generic Prescott kernels), 2 threads; torch intra-op threads 1; heap the app's; "
             "huge pages on (set by set_huge_pages)");
 }

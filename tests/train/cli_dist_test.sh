@@ -3,7 +3,11 @@
 # model and the shipped corpus, prepared once (ctest's fixture) into DATA.
 #   cli_dist_test.sh GPT2 DATA WORKDIR torchrun|static|equal|resume|kill|hang|signal|differ|port
 # torchrun: Debian's torchrun (--standalone --no_python) starts 2 ranks; they
-#           train, rank 0 writes the log and checkpoint.
+#           train, rank 0 writes the log and checkpoint. Where this Python
+#           torch cannot serve a store with its defaults (Debian 13's 2.6,
+#           built without libuv), torchrun must fail saying so, and every
+#           mode here runs it through apps/torchrun_classic_store.py, as
+#           docs/distributed.md tells such a user to.
 # static:   torchrun's multi-machine form on one machine (static rendezvous:
 #           torchrun serves the store, rank 0 is its client); trains.
 # equal:    2 ranks started by hand, as a scheduler would, each in its own
@@ -27,6 +31,8 @@
 set -eu
 gpt2=$1 data=$2 work=$3 mode=$4
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/torchrun.sh"
 tiny="--n-layer 2 --n-head 4 --n-embd 32 --block-size 16 --batch-size 4 --eval-steps 4
       --eval-interval 5 --warmup-steps 2 --sample-tokens 0 --dropout 0"
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -58,7 +64,13 @@ torchrun)
   # --redirects 1 --tee 1: Debian 12's torchrun (torch 1.13 on Python 3.11)
   # dies before starting any worker with its defaults (0), whose enum value
   # Python 3.11's Flag iteration no longer yields; this tees stdout instead.
-  /usr/bin/torchrun --standalone --nproc_per_node 2 --redirects 1 --tee 1 --no_python \
+  if [ "$torchrun_form" = classic_store ]; then
+    if /usr/bin/torchrun --standalone --nproc_per_node 2 --no_python "$gpt2" train $tiny \
+         --data "$data" --out u --max-steps 3 >u.txt 2>&1 || ! grep -q "use_libuv was requested" u.txt; then
+      cat u.txt; echo "torchrun did not fail on libuv as docs/distributed.md says"; exit 1
+    fi
+  fi
+  torchrun --standalone --nproc_per_node 2 --redirects 1 --tee 1 --no_python \
     "$gpt2" train $tiny --data "$data" --out t --max-steps 3 >t.txt 2>&1 || { cat t.txt; exit 1; }
   grep "dist      world size" t.txt
   grep -q "world size 2, rank 0" t.txt && grep -q "world size 2, rank 1" t.txt
@@ -66,7 +78,7 @@ torchrun)
   echo "torchrun: 2 ranks trained 3 steps"
   ;;
 static)
-  /usr/bin/torchrun --nnodes 1 --node_rank 0 --nproc_per_node 2 --master_addr 127.0.0.1 \
+  torchrun --nnodes 1 --node_rank 0 --nproc_per_node 2 --master_addr 127.0.0.1 \
     --master_port "$(free_port)" --redirects 1 --tee 1 --no_python \
     "$gpt2" train $tiny --data "$data" --out s --max-steps 3 >s.txt 2>&1 || { cat s.txt; exit 1; }
   grep "dist      world size" s.txt

@@ -16,6 +16,8 @@
 set -eu
 gpt2=$1 data=$2 work=$3 mode=$4
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/torchrun.sh"
 tag=$$
 a=g2a$tag b=g2b$tag net=$((tag % 250 + 1))
 cleanup() {
@@ -42,7 +44,7 @@ steps=10 extra=""
 host() {  # host RANK NAMESPACE: one torchrun agent and its worker, in its own folder
   mkdir -p h$1
   (cd h$1 && ip netns exec "$2" env GLOO_SOCKET_IFNAME="${2}e" timeout 120 \
-     /usr/bin/torchrun --nnodes 2 --node_rank $1 --nproc_per_node 1 --master_addr $master \
+     $torchrun_cmd --nnodes 2 --node_rank $1 --nproc_per_node 1 --master_addr $master \
      --master_port $port --redirects 1 --tee 1 --no_python \
      "$gpt2" train $tiny $extra --data "$data" --out o --max-steps $steps --dist-timeout 3 \
      >../h$1.txt 2>&1; echo $? >../rc$1) &
@@ -74,14 +76,29 @@ until [ -f h0/o/ckpt.pt ] && [ "$(grep -c ',train,' h0/o/log.csv 2>/dev/null)" -
   i=$((i + 1)); [ $i -lt 600 ] || { cat h0.txt h1.txt; echo "FAIL: no checkpoint in 60 s"; exit 1; }
   sleep 0.1
 done
-worker=$(sed -n 's/.*world size 2, rank 1 (local 0 of 1, pid \([0-9]*\)).*/\1/p' h1.txt | head -1)
+# Each worker's pid: the gpt2 process whose environment says RANK=N and
+# MASTER_PORT=$port (not from its output, which torchrun 2.6's tee shows
+# only at the end).
+pid_of() {
+  for p in /proc/[0-9]*; do
+    readlink "$p/exe" 2>/dev/null | grep -q gpt2 || continue
+    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "RANK=$1" || continue
+    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "MASTER_PORT=$port" && echo "${p#/proc/}"
+  done | head -1
+}
+i=0
+until [ -n "$(pid_of 0)" ] && [ -n "$(pid_of 1)" ]; do
+  i=$((i + 1)); [ $i -lt 300 ] || { cat h0.txt h1.txt; echo "FAIL: no worker pids in 30 s"; exit 1; }
+  sleep 0.1
+done
+worker=$(pid_of 1)
+rank0=$(pid_of 0)
 start=$(date +%s)
 case $mode in
 kill) kill -KILL "$worker" ;;
 stop) kill -STOP "$worker" ;;
 cut) ip -n "$a" link set "${a}e" down ;;
 esac
-rank0=$(sed -n 's/.*world size 2, rank 0 (local 0 of 1, pid \([0-9]*\)).*/\1/p' h0.txt | head -1)
 # Rank 0's worker (not its torchrun agent, which waits on its own terms)
 # must end, with its error, within the timeout and a margin.
 while kill -0 "$rank0" 2>/dev/null; do

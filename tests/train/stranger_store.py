@@ -7,9 +7,11 @@ client's queries as a stranger might:
   huge:    as a store would, until the client asks for a value (GET); then it
            announces a value of 2^40 bytes, more than the machine's memory.
   garbage: 64 KiB of 0xff to whatever arrives.
-The messages are c10d's TCPStore wire format (LibTorch 1.13: a query
-byte, 0 SET, 2 GET, 3 ADD, 5 WAIT, then its strings), read from what its
-client sends.
+The messages are c10d's TCPStore wire format, a query byte then its
+strings: LibTorch 1.13's (0 SET, 2 GET, 3 ADD, 5 WAIT) or 2.x's, whose
+client opens with VALIDATE (0 and a magic number) and then pings (1 SET,
+3 GET, 4 ADD, 6 WAIT, 13 PING, which echoes a nonce), told apart by that
+first message.
 """
 import os
 import socket
@@ -42,6 +44,11 @@ class Stream:
         out, self.data = self.data[:n], self.data[n:]
         return out
 
+    def peek(self, n):
+        out = self.take(n)
+        self.data = out + self.data
+        return out
+
     def u64(self):
         return struct.unpack("<Q", self.take(8))[0]
 
@@ -49,24 +56,39 @@ class Stream:
         return self.take(self.u64())
 
 
+VALIDATE_MAGIC = struct.pack("<I", 0x3C85F7CE)  # 2.x's TCPStoreBackend.hpp
+QUERIES = {"1.13": {0: "SET", 2: "GET", 3: "ADD", 5: "WAIT"},
+           "2.x": {1: "SET", 3: "GET", 4: "ADD", 6: "WAIT", 13: "PING"}}
+
+
 def serve(conn):
     stream = Stream(conn)
+    protocol = None
     try:
         while True:
             kind = stream.take(1)[0]
             if mode == "garbage":
                 conn.sendall(b"\xff" * 65536)
                 continue
-            if kind == 0:    # SET key value: no answer
+            if protocol is None:
+                protocol = "1.13"
+                if kind == 0 and stream.peek(4) == VALIDATE_MAGIC:
+                    stream.take(4)
+                    protocol = "2.x"  # VALIDATE: no answer
+                    continue
+            query = QUERIES[protocol].get(kind)
+            if query == "SET":     # key value: no answer
                 stream.string(), stream.string()
-            elif kind == 3:  # ADD key delta: the new count
+            elif query == "ADD":   # key delta: the new count
                 stream.string(), stream.take(8)
                 conn.sendall(struct.pack("<q", 2))
-            elif kind == 5:  # WAIT n keys: stop waiting
+            elif query == "WAIT":  # n keys: stop waiting
                 for _ in range(stream.u64()):
                     stream.string()
                 conn.sendall(b"\x00")
-            elif kind == 2:  # GET key: a length no store would send
+            elif query == "PING":  # a nonce, echoed
+                conn.sendall(stream.take(4))
+            elif query == "GET":   # key: a length no store would send
                 stream.string()
                 conn.sendall(struct.pack("<Q", 1 << 40))
             else:

@@ -19,6 +19,7 @@
 #include "apps/gpt2/bench/bench_products.h"
 #include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/bench/bench_train.h"
+#include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/model_flags.h"
 #include "gpt2/runtime/runtime.h"
 #include "gpt2/error.h"
@@ -216,13 +217,13 @@ void add_bench_command(CLI::App& app, int* rc) {
       ->check(CLI::IsMember(GPTConfig::preset_names()))
       ->capture_default_str();
   g->add_option("--prompt-tokens", gen->prompt_tokens, "Prompt length")
-      ->check(CLI::Range(1, 1024))
+      ->check(gpt2::app::in_range(1, 1024))
       ->capture_default_str();
   g->add_option("--new-tokens", gen->new_tokens, "Tokens to decode")
-      ->check(CLI::Range(1, 4096))
+      ->check(gpt2::app::in_range(1, 4096))
       ->capture_default_str();
   g->add_option("--repeats", gen->repeats, "Runs of each side")
-      ->check(CLI::Range(1, 100))
+      ->check(gpt2::app::in_range(1, 100))
       ->capture_default_str();
   g->add_option("--weights", gen->weights, "Weight formats side by side, the first the reference")
       ->delimiter(',')
@@ -239,7 +240,7 @@ void add_bench_command(CLI::App& app, int* rc) {
   CLI::App* l = bench->add_subcommand(
       "load", "Seconds to load model files (any format), beside Python's torch.jit.load");
   l->add_option("files", *load_paths, "Model files (checkpoint, safetensors, llm.c)")->required();
-  l->add_option("--repeats", *load_repeats, "Loads of each")->check(CLI::Range(1, 100))
+  l->add_option("--repeats", *load_repeats, "Loads of each")->check(gpt2::app::in_range(1, 100))
       ->capture_default_str();
   l->add_flag("--no-peer", *load_no_peer, "Do not run Python's torch.jit.load");
   add_mmap_flag(*l, *load_mmap);
@@ -251,7 +252,7 @@ void add_bench_command(CLI::App& app, int* rc) {
   auto repeats = std::make_shared<int>(5);
   CLI::App* t = bench->add_subcommand("tokenize", "MB/s of the GPT-2 tokenizer on a file");
   t->add_option("file", *path, "Text file")->required();
-  t->add_option("--repeats", *repeats, "Runs")->check(CLI::Range(1, 100))->capture_default_str();
+  t->add_option("--repeats", *repeats, "Runs")->check(gpt2::app::in_range(1, 100))->capture_default_str();
   t->callback([path, repeats, rc] { *rc = run_bench_tokenize(*path, *repeats, std::cout); });
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/gpt2/bench/bench_stats.h"
+#include "apps/gpt2/common/cli_main.h"
 #include "gpt2/error.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/generate/generate.h"
@@ -93,16 +94,16 @@ void add_bench_lookup_command(CLI::App& bench, int* rc) {
   cmd->add_option("--prompt-file", f->prompt_file,
                   "Text whose first tokens are the prompt (default: the shipped corpus)");
   cmd->add_option("--prompt-tokens", f->prompt_tokens, "Prompt length")
-      ->check(CLI::Range(1, 1024))
+      ->check(gpt2::app::in_range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--new-tokens", f->new_tokens, "Tokens to decode")
-      ->check(CLI::Range(1, 4096))
+      ->check(gpt2::app::in_range(1, 4096))
       ->capture_default_str();
   cmd->add_option("--draft", f->draft, "Tokens proposed per step at most")
-      ->check(CLI::Range(1, 64))
+      ->check(gpt2::app::in_range(1, 64))
       ->capture_default_str();
   cmd->add_option("--repeats", f->repeats, "Runs of each side")
-      ->check(CLI::Range(1, 100))
+      ->check(gpt2::app::in_range(1, 100))
       ->capture_default_str();
   cmd->callback([f, rc] { *rc = run_bench_lookup(*f, std::cout); });
 }

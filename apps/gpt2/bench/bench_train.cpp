@@ -20,6 +20,7 @@
 
 #include "gpt2/runtime/runtime.h"
 #include "apps/gpt2/bench/bench_stats.h"
+#include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/train_presets.h"
 #include "apps/bench/step_phases.h"
 #include "gpt2/error.h"
@@ -233,20 +234,20 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
       "train", "One training step, by phase, beside the same step in Python (python3-torch)");
   t->add_option("--preset", f->preset, "Model, as `gpt2 train --preset` builds it")
       ->check(CLI::IsMember(train_preset_names()))->capture_default_str();
-  t->add_option("--batch-size", f->batch, "B")->check(CLI::Range(1, 1024))->capture_default_str();
-  t->add_option("--seq", f->seq, "T")->check(CLI::Range(1, 1024))->capture_default_str();
-  t->add_option("--steps", f->steps, "Timed steps")->check(CLI::Range(1, 1000))->capture_default_str();
-  t->add_option("--warmup", f->warmup, "Untimed steps first")->check(CLI::Range(0, 100))
+  t->add_option("--batch-size", f->batch, "B")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
+  t->add_option("--seq", f->seq, "T")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
+  t->add_option("--steps", f->steps, "Timed steps")->check(gpt2::app::in_range(1, 1000))->capture_default_str();
+  t->add_option("--warmup", f->warmup, "Untimed steps first")->check(gpt2::app::in_range(0, 100))
       ->capture_default_str();
-  t->add_option("--rounds", f->rounds, "Alternating rounds")->check(CLI::Range(1, 20))
+  t->add_option("--rounds", f->rounds, "Alternating rounds")->check(gpt2::app::in_range(1, 20))
       ->capture_default_str();
   t->add_option("--threads", f->threads,
                  "torch intra-op threads (0: as the gpt2 command: OMP_NUM_THREADS, else the usable cores)")
-      ->check(CLI::Range(0, 256))->capture_default_str();
+      ->check(gpt2::app::in_range(0, 256))->capture_default_str();
   t->add_option("--peer-threads", f->peer_threads,
                  "The Python side's torch intra-op threads, one side per value (0: as --threads); "
                  "1,2 finds its fastest")
-      ->delimiter(',')->check(CLI::Range(0, 256));
+      ->delimiter(',')->check(gpt2::app::in_range(0, 256));
   t->add_option("--matmul", f->matmul,
                 "The C++ side's float32 products (auto: the rule gpt2::matmul_backend() follows)")
       ->check(CLI::IsMember({"auto", "onednn", "torch"}))->capture_default_str();

@@ -5,6 +5,8 @@
 // (apps/gpt2/launcher.cpp) uses it as the full program (main.cpp) does.
 
 #include <CLI/App.hpp>
+#include <CLI/Validators.hpp>
+#include <fmt/format.h>
 
 #include <exception>
 #include <functional>
@@ -16,6 +18,23 @@ namespace gpt2::app {
 /// A message for an exception type run_cli does not know ("torch error:
 /// ..."), or nullopt.
 using DescribeError = std::function<std::optional<std::string>(const std::exception&)>;
+
+/// CLI::Range with one wording on every CLI11 release (2.3 says "not in
+/// range 1 to 1024", 2.4 "not in range [1 - 1024]"): a value outside
+/// [lo, hi] gets "Value 0 not in range 1 to 1024".
+template <typename T>
+CLI::Validator in_range(T lo, T hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        T value{};
+        if (!CLI::detail::lexical_cast(text, value)) {
+          return fmt::format("Value {} could not be converted", text);
+        }
+        if (value < lo || value > hi) return fmt::format("Value {} not in range {} to {}", text, lo, hi);
+        return {};
+      },
+      fmt::format("{} in [{} - {}]", CLI::detail::type_name<T>(), lo, hi), "RANGE");
+}
 
 /// Parses `argv` into `app` and runs the chosen command; returns the exit
 /// status: `rc` (which the command's callback sets) on success, CLI11's

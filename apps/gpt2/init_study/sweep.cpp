@@ -11,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/init_study/sweep_plot.h"
 #include "apps/gpt2/common/field_flags.h"
 #include "gpt2/file/atomic_file.h"
@@ -96,11 +97,11 @@ void add_sweep_command(CLI::App& study, int* rc) {
   CLI::App* sweep = study.add_subcommand(
       "sweep", "Residual std, logits std and gradient norms at init, per depth and scheme");
   sweep->add_option("--depths", f->depths, "Depths to build")->delimiter(',')
-      ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
+      ->check(gpt2::app::in_range(int64_t{1}, int64_t{1000}))->capture_default_str();
   sweep->add_option("--n-embd", f->n_embd, "Width (GPT-2's is 768)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1 << 16}))->capture_default_str();
+      ->check(gpt2::app::in_range(int64_t{1}, int64_t{1 << 16}))->capture_default_str();
   sweep->add_option("--n-head", f->n_head, "Heads")
-      ->check(CLI::Range(int64_t{1}, int64_t{1 << 12}))->capture_default_str();
+      ->check(gpt2::app::in_range(int64_t{1}, int64_t{1 << 12}))->capture_default_str();
   add_integer_flag(*sweep, "--seed", f->seed, "Seed of the init and the tokens");
   sweep->add_option("--out", f->out, "Folder for init_sweep.csv")->capture_default_str();
   sweep->callback([f, rc] {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/model_flags.h"
 #include "apps/gpt2/common/stop_signal.h"
 #include "apps/gpt2/serve/server.h"
@@ -66,24 +67,24 @@ void add_serve_command(CLI::App& app, int* rc) {
       ->required();
   cmd->add_option("--host", flags->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", flags->port, "Port to listen on (0: any free port, printed)")
-      ->check(CLI::Range(0, 65535))
+      ->check(gpt2::app::in_range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--max-batch", flags->max_batch, "Requests decoded at once; the others wait")
-      ->check(CLI::Range(int64_t{1}, int64_t{256}))
+      ->check(gpt2::app::in_range(int64_t{1}, int64_t{256}))
       ->capture_default_str();
   cmd->add_option("--max-queue", flags->max_queue,
                   "Sequences that may wait for a place; beyond, 503 with Retry-After")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->check(gpt2::app::in_range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
   cmd->add_option("--request-timeout", flags->request_timeout,
                   "Seconds a request may take, waiting and decoding; its sequences then end "
                   "with finish_reason length")
-      ->check(CLI::Range(0.001, 86400.0))
+      ->check(gpt2::app::in_range(0.001, 86400.0))
       ->capture_default_str();
   cmd->add_option("--shutdown-grace", flags->shutdown_grace,
                   "On SIGINT/SIGTERM, seconds the requests in flight may take before they are "
                   "cancelled")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(gpt2::app::in_range(0.0, 3600.0))
       ->capture_default_str();
   cmd->add_option("--api-key", flags->api_key,
                   "Require 'Authorization: Bearer KEY' (default: $GPT2_API_KEY, else none)");

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/train/closing_sample.h"
 #include "apps/gpt2/train/launch.h"
 #include "apps/gpt2/train/run_config.h"
@@ -233,12 +234,12 @@ void add_train_command(CLI::App& app, int* rc) {
                 "recipe)")
       ->excludes(init_from);
   cmd->add_option("--sample-tokens", flags->sample_tokens, "Tokens sampled after training")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+      ->check(gpt2::app::in_range(int64_t{0}, int64_t{1} << 20));
   std::vector<TrainOptions> recipes;
   for (const auto& name : train_preset_names()) recipes.push_back(train_preset(name).train);
   add_field_flags(*cmd, flag_specs(recipes), flags->train);
   cmd->add_option("--nproc", flags->nproc, "Data-parallel: start N local workers (torchrun's way)")
-      ->check(CLI::Range(1, 1024));
+      ->check(gpt2::app::in_range(1, 1024));
   cmd->add_option("--dist-timeout", flags->dist_timeout,
                   "Data-parallel: seconds to wait for the other ranks to join and at each collective")
       ->capture_default_str();

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <caffe2/serialize/versions.h>
 #include <torch/serialize/output-archive.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <sstream>
@@ -16,11 +18,11 @@ namespace {
 
 using Kind = PValue::Kind;
 
-// The records every archive of this LibTorch has with fixed bytes (version,
-// constants.pkl, the .debug_pkl of a class without methods), taken from an
+// The records every archive of this LibTorch has with fixed bytes
+// (constants.pkl, the .debug_pkl of a class without methods), taken from an
 // archive LibTorch writes here, so they are what this library's writer emits.
 struct Reference {
-  std::string version, constants, debug_pkl;
+  std::string constants, debug_pkl;
 };
 const Reference& reference() {
   static const Reference ref = [] {
@@ -31,13 +33,47 @@ const Reference& reference() {
     const std::string bytes = out.str();
     ZipReader zip(bytes, "LibTorch's own archive");
     auto read = [&](const char* name) { return zip.read(*zip.find(std::string("archive/") + name)); };
-    return Reference{read("version"), read("constants.pkl"), read("code/__torch__.py.debug_pkl")};
+    return Reference{read("constants.pkl"), read("code/__torch__.py.debug_pkl")};
   }();
   return ref;
 }
 
-bool all_digits(std::string_view s) {
-  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
+bool all_digits(std::string_view s, size_t max_digits = 9) {
+  return !s.empty() && s.size() <= max_digits &&
+         s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// What the records beside data, code and constants may hold, as the LibTorch
+// releases write them: 1.13 writes `version`; 2.x adds `byteorder` and
+// `.data/serialization_id`, 2.7 `.format_version` and `.storage_alignment`,
+// and a file format of 6 or more is named in `.data/version` instead of
+// `version`. nullopt when `name` is none of these; "" when `bytes` is
+// allowed; else what is wrong with it.
+std::optional<std::string> check_marker(std::string_view name, const std::string& bytes) {
+  if (name == "version" || name == ".data/version") {
+    // "3\n": the file format; an archive of data alone has the oldest one
+    // LibTorch writes, and the gate takes no newer one than it reads.
+    const std::string_view digits = std::string_view(bytes).substr(0, bytes.size() - 1);
+    if (bytes.empty() || bytes.back() != '\n' || !all_digits(digits) ||
+        std::stoull(std::string(digits)) < caffe2::serialize::kMinProducedFileFormatVersion ||
+        std::stoull(std::string(digits)) > caffe2::serialize::kMaxSupportedFileFormatVersion) {
+      std::string shown = bytes.substr(0, 16);
+      if (!shown.empty() && shown.back() == '\n') shown.replace(shown.size() - 1, 1, "\\n");
+      return fmt::format("it holds '{}', not a file format from {} to {} and a newline (LibTorch {})",
+                         shown, caffe2::serialize::kMinProducedFileFormatVersion,
+                         caffe2::serialize::kMaxSupportedFileFormatVersion, TORCH_VERSION);
+    }
+    return "";
+  }
+  if (name == "byteorder") {
+    return bytes == "little" ? "" : fmt::format("it holds '{}': only little-endian archives are read", bytes);
+  }
+  if (name == ".data/serialization_id") {
+    return all_digits(bytes, 64) ? "" : "it is not a decimal number of at most 64 digits";
+  }
+  if (name == ".format_version") return bytes == "1" ? "" : fmt::format("it holds '{}', not 1", bytes);
+  if (name == ".storage_alignment") return bytes == "64" ? "" : fmt::format("it holds '{}', not 64", bytes);
+  return std::nullopt;
 }
 
 // "__torch__/___torch_mangle_3.py" -> "__torch__.___torch_mangle_3.Module"; "" if not a class file.
@@ -84,6 +120,7 @@ TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, Mode
   if (!data || !constants) fail("it has no data.pkl or no constants.pkl");
   const Reference& ref = reference();
   std::map<std::string, std::string> code;  // class -> record name
+  int versions = 0;
   for (const auto& r : records) {
     if (r.name.compare(0, prefix_.size(), prefix_) != 0) {
       fail(fmt::format("record '{}' is outside the archive folder '{}'", r.name, prefix_));
@@ -92,8 +129,10 @@ TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, Mode
     const auto fixed = [&](const std::string& want) {
       if (zip_.read(r) != want) fail(fmt::format("record '{}' differs from LibTorch's", r.name));
     };
-    if (rest == "version") {
-      fixed(ref.version);
+    if (const auto problem = check_marker(rest, r.size <= 64 ? zip_.read(r) : std::string())) {
+      if (r.size > 64) fail(fmt::format("record '{}' holds {} bytes, more than 64", r.name, r.size));
+      if (!problem->empty()) fail(fmt::format("record '{}': {}", r.name, *problem));
+      if (rest == "version" || rest == ".data/version") ++versions;
     } else if (rest == "constants.pkl") {
       fixed(ref.constants);
     } else if (rest == "data.pkl" || (rest.substr(0, 5) == "data/" && all_digits(rest.substr(5)))) {
@@ -116,6 +155,7 @@ TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, Mode
       fail(fmt::format("unexpected record '{}'", r.name));
     }
   }
+  if (versions != 1) fail(fmt::format("it has {} version records (version, .data/version), not 1", versions));
   root_ = read_pickle(zip_.read(*data), path_, "data.pkl");
   if (root_->kind != Kind::kObject) fail("data.pkl does not hold an archive object");
   check_object(*root_, "the archive");

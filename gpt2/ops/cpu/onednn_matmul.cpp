@@ -65,7 +65,11 @@ std::shared_ptr<const Kept> make(const Key& key) {
   }
   auto kept = std::make_shared<Kept>();
   try {
+#if DNNL_VERSION_MAJOR >= 3  // oneDNN 3 dropped the operation descriptors
+    kept->desc = dnnl::matmul::primitive_desc(engine(), a, b, c, attr);
+#else
     kept->desc = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, engine());
+#endif
   } catch (const dnnl::error&) {
     return kept;  // not implemented for these strides: sgemm
   }

@@ -18,6 +18,7 @@
 #include "gpt2/error.h"
 #include "gpt2/ops/memory.h"
 #include "gpt2/ops/settings.h"
+#include "gpt2/ops/torch_compat.h"
 
 namespace gpt2 {
 namespace {
@@ -112,8 +113,8 @@ void give_back(void* ctx) {
   delete block;
 }
 
-struct PoolAllocator final : c10::Allocator {
-  c10::DataPtr allocate(size_t n) const override {
+struct PoolAllocator final : compat::Allocator {
+  c10::DataPtr allocate_bytes(size_t n) override {
     if (n < static_cast<size_t>(detail::kPooledBytes)) return c10::GetCPUAllocator()->allocate(n);
     const size_t size = (n + kGrain - 1) / kGrain * kGrain;
     auto* block = new LargeBlock(pool().take(size));

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "gpt2/error.h"
+#include "gpt2/ops/torch_compat.h"
 
 namespace gpt2 {
 namespace {
@@ -107,8 +108,8 @@ void unmap_block(void* ctx) {
 // The allocator of tensors made while huge pages are on. A block it makes
 // later (a resize) follows the choice as it then stands; give_large frees
 // either kind.
-struct LargeAllocator final : c10::Allocator {
-  c10::DataPtr allocate(size_t n) const override {
+struct LargeAllocator final : compat::Allocator {
+  c10::DataPtr allocate_bytes(size_t n) override {
     if (n < static_cast<size_t>(kLargeBytes)) return c10::GetCPUAllocator()->allocate(n);
     auto* block = new LargeBlock(take_large(n));
     return {block->data, block, &unmap_block, c10::Device(c10::DeviceType::CPU)};
