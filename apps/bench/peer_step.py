@@ -1,6 +1,8 @@
 """The Python peer of `gpt2 bench train`: one GPT-2 training step in plain
 torch (Debian's python3-torch, the same LibTorch the C++ library links),
-shaped as nanoGPT's model.py and configure_optimizers, timed by phase.
+shaped as nanoGPT's model.py and configure_optimizers, timed by phase. Its
+attention is nanoGPT's choice: scaled_dot_product_attention where torch has
+it (2.x), the explicit masked softmax otherwise (1.13).
 
 Usage: /usr/bin/python3 peer_step.py N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP [THREADS]
 (THREADS: torch intra-op threads; 0 or absent leaves torch's default.)
@@ -19,6 +21,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+# nanoGPT's test for its flash path: torch 2.x has it, 1.13 does not.
+FLASH = hasattr(F, "scaled_dot_product_attention")
+
+
 class Block(nn.Module):
     def __init__(self, n_head, n_embd):
         super().__init__()
@@ -34,9 +40,13 @@ class Block(nn.Module):
         B, T, C = x.shape
         q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-        att = att.masked_fill(mask[:T, :T] == 0, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        if FLASH:  # as nanoGPT on torch 2.x: its default path
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:      # nanoGPT's path where torch has no scaled_dot_product_attention (1.13)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(mask[:T, :T] == 0, float("-inf")).softmax(dim=-1)
+            y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
         x = x + self.attn_proj(y)
         return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
 
@@ -116,6 +126,8 @@ def main():
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out["threads"] = torch.get_num_threads()
     out["blas_core"] = blas_core()
+    out["torch"] = torch.__version__
+    out["attention"] = "scaled_dot_product_attention" if FLASH else "explicit"
     print(json.dumps(out))
 
 
