@@ -2,14 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <caffe2/serialize/versions.h>
-#include <torch/serialize/output-archive.h>
-#include <torch/version.h>
 
 #include <algorithm>
-#include <sstream>
 
 #include "gpt2/error.h"
+#include "gpt2/io/checkpoint/archive_records.h"
 #include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/ops/memory.h"
 
@@ -17,76 +14,6 @@ namespace gpt2::detail {
 namespace {
 
 using Kind = PValue::Kind;
-
-// The records every archive of this LibTorch has with fixed bytes
-// (constants.pkl, the .debug_pkl of a class without methods), taken from an
-// archive LibTorch writes here, so they are what this library's writer emits.
-struct Reference {
-  std::string constants, debug_pkl;
-};
-const Reference& reference() {
-  static const Reference ref = [] {
-    torch::serialize::OutputArchive archive;
-    archive.write("x", c10::IValue(int64_t{0}));
-    std::ostringstream out;
-    archive.save_to(out);
-    const std::string bytes = out.str();
-    ZipReader zip(bytes, "LibTorch's own archive");
-    auto read = [&](const char* name) { return zip.read(*zip.find(std::string("archive/") + name)); };
-    return Reference{read("constants.pkl"), read("code/__torch__.py.debug_pkl")};
-  }();
-  return ref;
-}
-
-bool all_digits(std::string_view s, size_t max_digits = 9) {
-  return !s.empty() && s.size() <= max_digits &&
-         s.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
-// What the records beside data, code and constants may hold, as the LibTorch
-// releases write them: 1.13 writes `version`; 2.x adds `byteorder` and
-// `.data/serialization_id`, 2.7 `.format_version` and `.storage_alignment`,
-// and a file format of 6 or more is named in `.data/version` instead of
-// `version`. nullopt when `name` is none of these; "" when `bytes` is
-// allowed; else what is wrong with it.
-std::optional<std::string> check_marker(std::string_view name, const std::string& bytes) {
-  if (name == "version" || name == ".data/version") {
-    // "3\n": the file format; an archive of data alone has the oldest one
-    // LibTorch writes, and the gate takes no newer one than it reads.
-    const std::string_view digits = std::string_view(bytes).substr(0, bytes.size() - 1);
-    if (bytes.empty() || bytes.back() != '\n' || !all_digits(digits) ||
-        std::stoull(std::string(digits)) < caffe2::serialize::kMinProducedFileFormatVersion ||
-        std::stoull(std::string(digits)) > caffe2::serialize::kMaxSupportedFileFormatVersion) {
-      std::string shown = bytes.substr(0, 16);
-      if (!shown.empty() && shown.back() == '\n') shown.replace(shown.size() - 1, 1, "\\n");
-      return fmt::format("it holds '{}', not a file format from {} to {} and a newline (LibTorch {})",
-                         shown, caffe2::serialize::kMinProducedFileFormatVersion,
-                         caffe2::serialize::kMaxSupportedFileFormatVersion, TORCH_VERSION);
-    }
-    return "";
-  }
-  if (name == "byteorder") {
-    return bytes == "little" ? "" : fmt::format("it holds '{}': only little-endian archives are read", bytes);
-  }
-  if (name == ".data/serialization_id") {
-    return all_digits(bytes, 64) ? "" : "it is not a decimal number of at most 64 digits";
-  }
-  if (name == ".format_version") return bytes == "1" ? "" : fmt::format("it holds '{}', not 1", bytes);
-  if (name == ".storage_alignment") return bytes == "64" ? "" : fmt::format("it holds '{}', not 64", bytes);
-  return std::nullopt;
-}
-
-// "__torch__/___torch_mangle_3.py" -> "__torch__.___torch_mangle_3.Module"; "" if not a class file.
-std::string class_of_code_record(std::string_view file) {
-  constexpr std::string_view kMangled = "__torch__/___torch_mangle_";
-  if (file == "__torch__.py") return "__torch__.Module";
-  if (file.substr(0, kMangled.size()) != kMangled || file.size() < 3 ||
-      file.substr(file.size() - 3) != ".py" ||
-      !all_digits(file.substr(kMangled.size(), file.size() - kMangled.size() - 3))) {
-    return {};
-  }
-  return fmt::format("__torch__.{}.Module", file.substr(10, file.size() - 13));
-}
 
 // a * b, or -1 if either is negative or the product overflows int64.
 int64_t mul(int64_t a, int64_t b) {
@@ -118,7 +45,7 @@ TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, Mode
         path));
   }
   if (!data || !constants) fail("it has no data.pkl or no constants.pkl");
-  const Reference& ref = reference();
+  const ReferenceRecords& ref = reference();
   std::map<std::string, std::string> code;  // class -> record name
   int versions = 0;
   for (const auto& r : records) {
@@ -129,7 +56,7 @@ TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, Mode
     const auto fixed = [&](const std::string& want) {
       if (zip_.read(r) != want) fail(fmt::format("record '{}' differs from LibTorch's", r.name));
     };
-    if (const auto problem = check_marker(rest, r.size <= 64 ? zip_.read(r) : std::string())) {
+    if (const auto problem = marker_problem(rest, r.size <= 64 ? zip_.read(r) : std::string())) {
       if (r.size > 64) fail(fmt::format("record '{}' holds {} bytes, more than 64", r.name, r.size));
       if (!problem->empty()) fail(fmt::format("record '{}': {}", r.name, *problem));
       if (rest == "version" || rest == ".data/version") ++versions;
