@@ -28,7 +28,7 @@ int run_convert(const ConvertFlags& flags, std::ostream& out) {
   const ModelFormat written = save_model(flags.out, *loaded.model, save);
   fmt::print(out, "read      {} ({})\n", flags.in, to_string(loaded.format));
   fmt::print(out, "wrote     {} ({}{})\n", flags.out, to_string(written),
-             written == ModelFormat::kLlmc ? (flags.bf16 ? ", bfloat16" : ", float32") : "");
+             written == ModelFormat::kLlmc ? ", " + to_string(save.llmc_dtype()) : "");
   fmt::print(out, "model     {}\n", to_string(loaded.model->config));
   return 0;
 }

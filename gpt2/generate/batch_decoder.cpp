@@ -57,6 +57,7 @@ void BatchDecoder::remove(int64_t id) {
   if (order_.empty()) {
     cache_.reset();
     cache_valid_ = false;
+    awaiting_append_ = false;
     return;
   }
   if (cache_valid_) {

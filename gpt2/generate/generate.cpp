@@ -65,6 +65,7 @@ std::vector<int64_t> lookup_generate(GPTImpl& model, std::vector<int64_t> ctx,
       // Past the block the context is cropped and positions shift: no
       // draft, one token from the cropped context (nanoGPT's way).
       const auto logits = model.forward_last(ids_tensor(ctx.end() - block, ctx.end()));
+      check_logits(logits);
       fresh.push_back(logits.argmax(-1).item<int64_t>());
     } else {
       const int64_t room = block - cache.length() - 1;  // draft tokens that fit
@@ -72,8 +73,9 @@ std::vector<int64_t> lookup_generate(GPTImpl& model, std::vector<int64_t> ctx,
       std::vector<int64_t> input = {ctx.back()};
       input.insert(input.end(), draft.begin(), draft.end());
       const int64_t before = cache.length();
-      const auto best = model.forward_cached_all(ids_tensor(input.begin(), input.end()), cache)
-                            .argmax(-1)[0].to(torch::kCPU);  // (1 + draft)
+      const auto logits = model.forward_cached_all(ids_tensor(input.begin(), input.end()), cache);
+      check_logits(logits);
+      const auto best = logits.argmax(-1)[0].to(torch::kCPU);  // (1 + draft)
       size_t j = 0;
       while (j < draft.size() && best[j].item<int64_t>() == draft[j]) ++j;
       fresh.assign(draft.begin(), draft.begin() + j);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "gpt2/error.h"
 
@@ -32,10 +33,26 @@ void validate(const SamplingOptions& o) {
   }
 }
 
+void check_logits(const torch::Tensor& logits) {
+  if (torch::isfinite(logits).all().item<bool>()) return;
+  const auto bad = torch::isfinite(logits).logical_not().nonzero()[0];  // its index
+  std::string at;
+  for (int64_t d = 0; d < bad.size(0); ++d) at += (d ? ", " : "") + std::to_string(bad[d].item<int64_t>());
+  throw InputError(fmt::format("the logits hold NaN or infinity (first at [{}]): the model's "
+                               "weights or its input are not finite numbers", at));
+}
+
 torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
                           at::Generator& generator) {
-  if (o.temperature() == 0.0) return logits.argmax(-1);  // (B)
-  auto scaled = logits.to(torch::kFloat) / o.temperature();  // (B, V)
+  check_logits(logits);
+  // Below float's smallest normal number the division cannot stay finite:
+  // such a temperature is greedy, as 0 is.
+  if (o.temperature() < std::numeric_limits<float>::min()) return logits.argmax(-1);  // (B)
+  // Each row's largest logit becomes 0 before the division, so a small
+  // temperature sends the others to -inf (probability 0), never to NaN.
+  auto shifted = logits.to(torch::kFloat);
+  shifted = shifted - std::get<0>(shifted.max(-1, /*keepdim=*/true));  // (B, V), <= 0
+  auto scaled = shifted / o.temperature();                                 // (B, V)
   constexpr double kNever = -std::numeric_limits<double>::infinity();
   if (o.top_k() && *o.top_k() < scaled.size(-1)) {
     // Everything below the k-th largest logit is dropped (ties kept).
@@ -44,10 +61,13 @@ torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
   }
   if (o.top_p() < 1.0) {
     auto [sorted, order] = scaled.sort(-1, /*descending=*/true);  // (B, V) each
-    auto cumulative = sorted.softmax(-1).cumsum(-1);               // (B, V)
-    // Drop a token when the tokens ranked above it already reach top_p;
-    // the most likely token always stays.
-    auto drop_sorted = (cumulative - sorted.softmax(-1)) >= o.top_p();  // (B, V)
+    auto probs = sorted.softmax(-1);                               // (B, V)
+    // Drop a token when the tokens ranked above it already reach top_p
+    // (compared in double: a top_p below float's range is not 0). The most
+    // likely token always stays.
+    auto above = (probs.cumsum(-1) - probs).to(torch::kDouble);    // (B, V)
+    auto drop_sorted = above >= o.top_p();
+    drop_sorted.select(-1, 0).fill_(false);
     auto drop = torch::zeros_like(drop_sorted).scatter(-1, order, drop_sorted);
     scaled = scaled.masked_fill(drop, kNever);
   }

@@ -41,9 +41,16 @@ struct SamplingOptions {
 /// prompt_lookup outside [0, 64] or with a temperature other than 0.
 void validate(const SamplingOptions& options);
 
+/// Throws InputError naming the first position of a NaN or infinite value
+/// in `logits`: what a model with non-finite weights produces.
+void check_logits(const torch::Tensor& logits);
+
 /// One token per row from logits (B, V): argmax at temperature 0, else a
 /// draw from softmax(logits / temperature) restricted by top_k and top_p,
-/// using `generator`. Returns (B) int64.
+/// using `generator`. Returns (B) int64. A temperature below float's
+/// smallest normal number (1.2e-38) is greedy; above it the draw cannot
+/// meet NaN (each row's largest logit is taken to 0 first), and the most
+/// likely token survives any top_p. Throws check_logits's InputError.
 torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& options,
                           at::Generator& generator);
 

@@ -8,15 +8,18 @@
 
 namespace gpt2 {
 
-const char* to_string(FinishReason reason) {
-  switch (reason) {
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
-    case FinishReason::kCancelled: return "cancelled";
-    case FinishReason::kTimeLimit: return "time_limit";
-  }
-  return "?";
+template <>
+const std::vector<std::pair<FinishReason, std::string>>& names<FinishReason>() {
+  static const std::vector<std::pair<FinishReason, std::string>> kNames = {
+      {FinishReason::kStop, "stop"},
+      {FinishReason::kLength, "length"},
+      {FinishReason::kCancelled, "cancelled"},
+      {FinishReason::kTimeLimit, "time_limit"},
+      {FinishReason::kError, "error"}};
+  return kNames;
 }
+
+std::string to_string(FinishReason reason) { return enum_name(reason); }
 
 struct Scheduler::Job {
   explicit Job(GenerationRequest r)
@@ -112,7 +115,31 @@ void Scheduler::loop() {
       jobs_.erase(id);
       running_ = static_cast<int64_t>(active.size());
     }
-    if (job->request.on_finish) job->request.on_finish(reason);
+    if (!job->request.on_finish) return;
+    try {
+      job->request.on_finish(reason);
+    } catch (...) {  // the request has ended; nothing is left to tell
+    }
+  };
+  // Ends job `id` with kError, its on_error told `message` first.
+  auto fail = [&](int64_t id, const std::shared_ptr<Job>& job, const std::string& message) {
+    if (job->request.on_error) {
+      try {
+        job->request.on_error(message);
+      } catch (...) {  // on_finish still follows
+      }
+    }
+    finish(id, job, FinishReason::kError);
+  };
+  // The message of the exception being handled.
+  const auto what = [](std::exception_ptr e) -> std::string {
+    try {
+      std::rethrow_exception(std::move(e));
+    } catch (const std::exception& x) {
+      return x.what();
+    } catch (...) {
+      return "an exception that is not a std::exception";
+    }
   };
   const auto expired = [](const Job& job, std::chrono::steady_clock::time_point now) {
     return job.request.deadline && now >= *job.request.deadline;
@@ -153,7 +180,12 @@ void Scheduler::loop() {
         finish(id, job, FinishReason::kLength);
         continue;
       }
-      job->row = decoder.add(job->request.prompt);
+      try {
+        job->row = decoder.add(job->request.prompt);
+      } catch (...) {
+        fail(id, job, what(std::current_exception()));
+        continue;
+      }
       job_of_row[job->row] = id;
     }
     for (const auto& [id, job] : cancelled) finish(id, job, FinishReason::kCancelled);
@@ -167,23 +199,49 @@ void Scheduler::loop() {
     }
     if (decoder.empty()) continue;
 
-    const torch::Tensor logits = decoder.next_logits();  // (rows, V)
-    const std::vector<int64_t> rows = decoder.ids();
-    std::vector<int64_t> tokens(rows.size());
-    for (size_t r = 0; r < rows.size(); ++r) {
-      Job& job = *active.at(job_of_row.at(rows[r]));
-      tokens[r] = sample_next(logits.narrow(0, static_cast<int64_t>(r), 1), job.request.options,
-                              job.generator)
-                      .item<int64_t>();
+    torch::Tensor logits;  // (rows, V)
+    try {
+      logits = decoder.next_logits();
+    } catch (...) {  // the batch's forward: every request in it ends
+      const std::string message = what(std::current_exception());
+      for (const int64_t row : std::vector<int64_t>(decoder.ids())) {
+        const int64_t id = job_of_row.at(row);
+        fail(id, active.at(id), message);
+      }
+      continue;
     }
-    decoder.append(tokens);
+    // One token per row; a row whose draw throws (non-finite logits) ends
+    // alone, before the others' tokens are appended.
+    std::map<int64_t, int64_t> token_of_row;
+    const std::vector<int64_t> rows = decoder.ids();
     for (size_t r = 0; r < rows.size(); ++r) {
       const int64_t id = job_of_row.at(rows[r]);
       const std::shared_ptr<Job> job = active.at(id);
+      try {
+        token_of_row[rows[r]] =
+            sample_next(logits.narrow(0, static_cast<int64_t>(r), 1), job->request.options,
+                        job->generator)
+                .item<int64_t>();
+      } catch (...) {
+        fail(id, job, what(std::current_exception()));
+      }
+    }
+    std::vector<int64_t> tokens;
+    for (const int64_t row : decoder.ids()) tokens.push_back(token_of_row.at(row));
+    decoder.append(tokens);
+    for (const auto& [row, token] : token_of_row) {
+      const int64_t id = job_of_row.at(row);
+      const std::shared_ptr<Job> job = active.at(id);
       const SamplingOptions& o = job->request.options;
       ++job->produced;
-      const bool more = !job->request.on_token || job->request.on_token(tokens[r]);
-      if (!more || (o.stop_token() && tokens[r] == *o.stop_token())) {
+      bool more = true;
+      try {
+        more = !job->request.on_token || job->request.on_token(token);
+      } catch (...) {
+        fail(id, job, what(std::current_exception()));
+        continue;
+      }
+      if (!more || (o.stop_token() && token == *o.stop_token())) {
         finish(id, job, FinishReason::kStop);
       } else if (job->produced >= o.max_new_tokens()) {
         finish(id, job, FinishReason::kLength);

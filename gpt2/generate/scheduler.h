@@ -13,9 +13,12 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "gpt2/fields/fields.h"
 #include "gpt2/generate/sampling.h"
 #include "gpt2/model/gpt.h"
 
@@ -27,11 +30,15 @@ enum class FinishReason {
   kLength,     ///< max_new_tokens reached
   kCancelled,  ///< Scheduler::cancel, or the scheduler shut down first
   kTimeLimit,  ///< its deadline passed, queued or running
+  kError,      ///< its step threw: non-finite logits, its on_token, the model's forward
 };
 
-/// "stop", "length", "cancelled", "time_limit" (the first two are OpenAI's
-/// finish_reason words).
-const char* to_string(FinishReason reason);
+/// The spellings (names<Enum>() in gpt2/fields/fields.h): "stop",
+/// "length", "cancelled", "time_limit", "error" (the first two are
+/// OpenAI's finish_reason words).
+template <>
+const std::vector<std::pair<FinishReason, std::string>>& names<FinishReason>();
+std::string to_string(FinishReason reason);
 
 /// One sequence to generate.
 struct GenerationRequest {
@@ -44,8 +51,12 @@ struct GenerationRequest {
   /// is chosen; returning false ends the request (kStop), as a stop string
   /// does. The stop token itself is reported before the request ends.
   std::function<bool(int64_t token)> on_token;
-  /// Called once on the scheduler's thread when the request ends.
+  /// Called once on the scheduler's thread when the request ends. What it
+  /// throws is dropped: the request has ended.
   std::function<void(FinishReason reason)> on_finish;
+  /// Called on the scheduler's thread, just before on_finish(kError), with
+  /// the message of what the request's step threw. The other requests go on.
+  std::function<void(const std::string& message)> on_error;
   /// When set, the request ends (kTimeLimit) at the first step after it,
   /// whether it is decoding or still waiting for a place.
   std::optional<std::chrono::steady_clock::time_point> deadline;

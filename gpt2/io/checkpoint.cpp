@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpt2/fields/table.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/checksum.h"

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "gpt2/io/load_options.h"
+#include "gpt2/io/model_source.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
@@ -22,12 +23,6 @@ namespace gpt2 {
 
 /// llm.c's header magic.
 constexpr int32_t kLlmcMagic = 20240326;
-
-/// The two versions llm.c writes.
-enum class LlmcDtype {
-  kFloat32,   ///< version 3
-  kBFloat16,  ///< version 5
-};
 
 /// An llm.c file's contents.
 struct LlmcContents {

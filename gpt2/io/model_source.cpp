@@ -11,32 +11,36 @@
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/hf_gpt2.h"
+#include "gpt2/io/llmc.h"
 
 namespace gpt2 {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::pair<ModelFormat, const char*> kNames[] = {
-    {ModelFormat::kCheckpoint, "checkpoint"},
-    {ModelFormat::kSafetensors, "safetensors"},
-    {ModelFormat::kLlmc, "llmc"},
-};
-
 }  // namespace
 
-std::string to_string(ModelFormat format) {
-  for (const auto& [f, name] : kNames) {
-    if (f == format) return name;
-  }
-  return "?";
+template <>
+const std::vector<std::pair<ModelFormat, std::string>>& names<ModelFormat>() {
+  static const std::vector<std::pair<ModelFormat, std::string>> kNames = {
+      {ModelFormat::kCheckpoint, "checkpoint"},
+      {ModelFormat::kSafetensors, "safetensors"},
+      {ModelFormat::kLlmc, "llmc"}};
+  return kNames;
 }
 
+template <>
+const std::vector<std::pair<LlmcDtype, std::string>>& names<LlmcDtype>() {
+  static const std::vector<std::pair<LlmcDtype, std::string>> kNames = {
+      {LlmcDtype::kFloat32, "float32"}, {LlmcDtype::kBFloat16, "bfloat16"}};
+  return kNames;
+}
+
+std::string to_string(ModelFormat format) { return enum_name(format); }
+std::string to_string(LlmcDtype dtype) { return enum_name(dtype); }
+
 ModelFormat model_format_from_string(const std::string& name) {
-  for (const auto& [f, n] : kNames) {
-    if (name == n) return f;
-  }
-  throw ConfigError(fmt::format("unknown model format '{}' (checkpoint, safetensors, llmc)", name));
+  return enum_from_name<ModelFormat>(name, "model format");
 }
 
 ModelFormat detect_model_format(const std::string& path) {

@@ -8,13 +8,20 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "gpt2/io/llmc.h"
+#include "gpt2/fields/fields.h"
 #include "gpt2/io/load_options.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2 {
+
+/// The two versions of llm.c's model file (gpt2/io/llmc.h).
+enum class LlmcDtype {
+  kFloat32,   ///< version 3
+  kBFloat16,  ///< version 5
+};
 
 /// The weight file formats.
 enum class ModelFormat {
@@ -23,9 +30,15 @@ enum class ModelFormat {
   kLlmc,         ///< llm.c's model file (llmc.h)
 };
 
-/// "checkpoint", "safetensors", "llmc": the one spelling of each, used by
-/// the command's --from/--to.
+/// The spellings (names<Enum>() in gpt2/fields/fields.h): "checkpoint",
+/// "safetensors", "llmc", the command's --from/--to; "float32",
+/// "bfloat16" for llm.c's two versions.
+template <>
+const std::vector<std::pair<ModelFormat, std::string>>& names<ModelFormat>();
+template <>
+const std::vector<std::pair<LlmcDtype, std::string>>& names<LlmcDtype>();
 std::string to_string(ModelFormat format);
+std::string to_string(LlmcDtype dtype);
 /// Inverse of to_string(ModelFormat); throws ConfigError naming the spellings.
 ModelFormat model_format_from_string(const std::string& name);
 

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 
 namespace gpt2 {
 namespace {

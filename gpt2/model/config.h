@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpt2/fields/table.h"
+#include "gpt2/fields/fields.h"
 
 namespace gpt2 {
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 #include "gpt2/model/shape.h"
 #include "gpt2/ops/ops.h"
 

@@ -15,12 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "gpt2/model/block.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/init.h"
 #include "gpt2/model/kv_cache.h"
-#include "gpt2/model/layer_norm.h"
-#include "gpt2/model/linear.h"
+#include "gpt2/model/modules.h"
 
 namespace gpt2 {
 

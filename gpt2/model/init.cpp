@@ -6,8 +6,7 @@
 #include <optional>
 #include <unordered_set>
 
-#include "gpt2/model/layer_norm.h"
-#include "gpt2/model/linear.h"
+#include "gpt2/model/modules.h"
 
 namespace gpt2 {
 namespace {

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "gpt2/model/config.h"
-#include "gpt2/model/defer_init.h"
 
 namespace gpt2 {
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 
 namespace gpt2 {
 

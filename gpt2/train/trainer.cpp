@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 #include "gpt2/train/data/data_folder.h"
 
 namespace gpt2 {

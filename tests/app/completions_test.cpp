@@ -2,6 +2,7 @@
 // the text of a choice as its tokens arrive.
 #include "apps/gpt2/serve/completions.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -39,7 +40,7 @@ std::string refusal(const std::string& body) {
 
 TEST(Completions, ReadsOpenAIsFieldsWithItsDefaults) {
   const auto r = parse_completion_request(
-      R"({"prompt": ["hello world", [1, 2]], "max_tokens": 5, "temperature": 0, "n": 2,
+      R"({"prompt": [[31373, 995], [1, 2]], "max_tokens": 5, "temperature": 0, "n": 2,
           "stop": "\n", "seed": 3, "stream": true, "model": "x"})", bpe(), 50257, "m");
   ASSERT_EQ(r.prompts.size(), 2u);
   EXPECT_EQ(r.prompts[0], (std::vector<int64_t>{31373, 995}));
@@ -52,6 +53,8 @@ TEST(Completions, ReadsOpenAIsFieldsWithItsDefaults) {
   EXPECT_EQ(r.options.seed(), 3u);
   EXPECT_EQ(r.options.stop_token(), 50256);
   EXPECT_EQ(r.model, "x");
+  const auto words = parse_completion_request(R"({"prompt": ["hello world", "x"]})", bpe(), 50257, "m");
+  EXPECT_EQ(words.prompts.front(), (std::vector<int64_t>{31373, 995}));
   const auto d = parse_completion_request(R"({"prompt": ""})", bpe(), 50257, "m");
   EXPECT_EQ(d.prompts, (std::vector<std::vector<int64_t>>{{50256}})) << "'' is <|endoftext|>";
   EXPECT_EQ(d.options.max_new_tokens(), 16) << "OpenAI's default";
@@ -70,6 +73,30 @@ TEST(Completions, RefusesValuesOutsideTheSchemaNamingTheField) {
   EXPECT_EQ(refusal(R"({"prompt": {"a": 1}})").substr(0, 17), "prompt: 'prompt' ");
   EXPECT_EQ(refusal("[1]"), ": the body must be a JSON object");
   EXPECT_EQ(refusal(R"({"prompt": "x", "echo": false, "logprobs": null, "best_of": 1})"), "accepted");
+  EXPECT_EQ(refusal(R"({"prompt": "x", "n": 0})"), "n: 'n' must be in [1, 16], got 0");
+  EXPECT_EQ(refusal(R"({"prompt": "x", "top_k": 50258})"), "top_k: 'top_k' must be in [0, 50257], got 50258");
+  EXPECT_EQ(refusal(R"({"prompt": "x", "model": 3})"), "model: 'model' must be a string, got 3");
+  EXPECT_EQ(refusal(R"({"prompt": ["a", [1]]})"),
+            "prompt: 'prompt' must be a string, a list of strings, a list of token ids or a list of "
+            "lists of token ids, all of one kind; its first item is a string and it also holds [1]");
+  EXPECT_EQ(refusal(R"({"prompt": [[1], "a"]})").substr(0, 17), "prompt: 'prompt' ");
+}
+
+TEST(Completions, TheBodyGoesThroughTheGuardedParserBeforeAnyField) {
+  // Nesting past the bound in any field, a repeated key, a number past
+  // double's range: 400s naming what, never nlohmann's exception text.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const char* field : {"prompt", "max_tokens", "logprobs", "stop"}) {
+    const auto r = refusal(fmt::format(R"({{"{}": {}}})", field, deep));
+    EXPECT_EQ(r, ": the body nests arrays and objects deeper than 32 levels") << field;
+  }
+  EXPECT_EQ(refusal(R"({"prompt": "x", "n": 1, "n": 2})"), ": the body has the key 'n' twice in one object");
+  for (const char* v : {"1e400", "-1e400"}) {
+    const auto r = refusal(fmt::format(R"({{"prompt": "x", "temperature": {}}})", v));
+    EXPECT_EQ(r.rfind(": the body is not valid JSON: ", 0), 0u) << r;
+    EXPECT_EQ(r.find("json.exception"), std::string::npos) << r;
+  }
+  EXPECT_EQ(refusal("{\"prompt\": \"x\"").rfind(": the body is not valid JSON: ", 0), 0u);
 }
 
 TEST(Completions, ChoiceTextSendsWholeCharactersOnlyAndHoldsBackAPossibleStop) {

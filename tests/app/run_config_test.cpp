@@ -10,6 +10,7 @@
 
 #include "apps/gpt2/common/train_presets.h"
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 
 namespace gpt2::app {
 namespace {

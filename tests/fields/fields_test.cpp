@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 #include "gpt2/model/config.h"
 
 namespace gpt2 {

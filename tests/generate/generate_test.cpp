@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -29,6 +30,31 @@ GPT tiny_model(uint64_t seed = 7) {
 }
 
 SamplingOptions greedy(int64_t n) { return SamplingOptions().temperature(0).max_new_tokens(n); }
+
+// How each of n scheduler requests ended, filled by their on_finish.
+struct Endings {
+  explicit Endings(size_t n) : why(n) {}
+  std::function<void(FinishReason)> on_finish(size_t i) {
+    return [this, i](FinishReason reason) {
+      std::lock_guard<std::mutex> lock(m);
+      why[i] = reason;
+      done.notify_all();
+    };
+  }
+  // Whether every request ended within 20 s.
+  bool wait() {
+    std::unique_lock<std::mutex> lock(m);
+    return done.wait_for(lock, std::chrono::seconds(20), [&] {
+      for (const auto& w : why) {
+        if (!w) return false;
+      }
+      return true;
+    });
+  }
+  std::mutex m;
+  std::condition_variable done;
+  std::vector<std::optional<FinishReason>> why;
+};
 
 TEST(KVCache, LogitsEqualFullRecomputeAtEveryStep) {
   GPT model = tiny_model();
@@ -209,9 +235,9 @@ TEST(BatchDecoder, SequencesJoinAndLeaveBetweenStepsAndEachGetsItsOwnTokens) {
 // waiting behind it (one place), whose deadline has passed already.
 TEST(Scheduler, ADeadlineEndsARequestDecodingOrWaiting) {
   Scheduler scheduler(tiny_model(), /*max_batch=*/1);
-  std::mutex m;
-  std::condition_variable done;
-  std::vector<std::optional<FinishReason>> why(2);
+  Endings end(2);
+  std::mutex& m = end.m;
+  const auto& why = end.why;
   std::vector<int64_t> tokens(2, 0);
   const auto now = std::chrono::steady_clock::now();
   for (int i = 0; i < 2; ++i) {
@@ -225,21 +251,17 @@ TEST(Scheduler, ADeadlineEndsARequestDecodingOrWaiting) {
       ++tokens[i];
       return true;
     };
-    r.on_finish = [&, i](FinishReason reason) {
-      std::lock_guard<std::mutex> lock(m);
-      why[i] = reason;
-      done.notify_all();
-    };
+    r.on_finish = end.on_finish(i);
     scheduler.submit(std::move(r));
   }
-  std::unique_lock<std::mutex> lock(m);
-  ASSERT_TRUE(done.wait_for(lock, std::chrono::seconds(20), [&] { return why[0] && why[1]; }));
+  ASSERT_TRUE(end.wait());
+  std::lock_guard<std::mutex> lock(m);
   EXPECT_EQ(*why[0], FinishReason::kTimeLimit);
   EXPECT_EQ(*why[1], FinishReason::kTimeLimit);
   EXPECT_GE(tokens[0], 1);
   EXPECT_LT(tokens[0], 100);
   EXPECT_EQ(tokens[1], 0);
-  EXPECT_STREQ(to_string(FinishReason::kTimeLimit), "time_limit");
+  EXPECT_EQ(to_string(FinishReason::kTimeLimit), "time_limit");
 }
 
 TEST(Generate, StopsAtStopTokenAndStreamsEveryToken) {
@@ -326,6 +348,118 @@ TEST(Sampling, TopKAndTopPKeepOnlyTheirTokens) {
   // Without limits all four occur.
   auto all = sample_next(logits, SamplingOptions(), g);
   EXPECT_EQ(std::get<0>(at::_unique(all)).numel(), 4);
+}
+
+// Temperatures and top_p down to the denormals: a draw, never NaN and
+// never a throw; below float's smallest normal number the draw is greedy,
+// and the most likely token survives any top_p.
+TEST(Sampling, TinyTemperaturesAndTopPsDrawTheLikeliestTokenWithoutNaN) {
+  auto logits = torch::tensor({{0.1, 2.0, -1.0, 1.9}, {3.0, 0.0, 0.0, 0.0}});
+  const auto best = torch::tensor({1, 0}, torch::kLong);
+  at::Generator g = at::make_generator<at::CPUGeneratorImpl>(3);
+  for (double t : {1e-3, 1e-30, 1e-39, 1e-45, 1e-300, 5e-324}) {
+    EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions().temperature(t), g), best)) << t;
+    EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions().temperature(t).top_p(1e-300), g),
+                             best)) << t;
+  }
+  for (double p : {1e-30, 1e-300, 5e-324}) {
+    EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions().top_p(p), g), best)) << p;
+  }
+  // Logits far apart at temperature 2 still give a distribution.
+  auto wide = torch::tensor({{3e38f, -3e38f, 0.0f}});
+  EXPECT_EQ(sample_next(wide, SamplingOptions().temperature(2), g).item<int64_t>(), 0);
+}
+
+TEST(Sampling, NonFiniteLogitsAreAnInputErrorNamingWhere) {
+  at::Generator g = at::make_generator<at::CPUGeneratorImpl>(4);
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    auto logits = torch::zeros({2, 5});
+    logits[1][3] = bad;
+    for (double t : {0.0, 1.0}) {
+      try {
+        sample_next(logits, SamplingOptions().temperature(t), g);
+        ADD_FAILURE() << "no error for " << bad << " at temperature " << t;
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("NaN or infinity (first at [1, 3])"), std::string::npos)
+            << e.what();
+      }
+    }
+  }
+}
+
+// A model whose weights hold NaN: generate() throws the typed error, and
+// the scheduler ends every request with kError and its message, and goes on
+// serving a sound model's requests after it.
+TEST(Scheduler, NaNWeightsEndEachRequestWithAnErrorNotTheProcess) {
+  GPT broken = tiny_model();
+  {
+    torch::NoGradGuard no_grad;
+    broken->transformer->wpe->weight[0][0] = std::numeric_limits<float>::quiet_NaN();
+  }
+  EXPECT_THROW(generate(*broken, {{1, 2}}, greedy(3)), InputError);
+  EXPECT_THROW(generate(*broken, {{1, 2}}, SamplingOptions().max_new_tokens(3)), InputError);
+  Scheduler scheduler(broken, /*max_batch=*/4);
+  Endings end(3);
+  std::mutex& m = end.m;
+  const auto& why = end.why;
+  std::vector<std::string> errors(3);
+  for (int i = 0; i < 3; ++i) {
+    GenerationRequest r;
+    r.prompt = {1, 2, 3};
+    r.options = SamplingOptions().temperature(i == 0 ? 0.0 : 1e-39).max_new_tokens(5);
+    r.on_error = [&, i](const std::string& message) {
+      std::lock_guard<std::mutex> lock(m);
+      errors[i] = message;
+    };
+    r.on_finish = end.on_finish(i);
+    scheduler.submit(std::move(r));
+  }
+  ASSERT_TRUE(end.wait());
+  std::lock_guard<std::mutex> lock(m);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(*why[i], FinishReason::kError);
+    EXPECT_NE(errors[i].find("NaN or infinity"), std::string::npos) << errors[i];
+  }
+  EXPECT_EQ(to_string(FinishReason::kError), "error");
+}
+
+// Callbacks that throw end their own request only: an on_token that throws
+// ends with kError carrying its message; an on_finish that throws is
+// dropped; a request beside them runs to its length.
+TEST(Scheduler, ACallbackThatThrowsEndsItsOwnRequestOnly) {
+  Scheduler scheduler(tiny_model(), /*max_batch=*/4);
+  Endings end(3);
+  std::mutex& m = end.m;
+  const auto& why = end.why;
+  std::string error;
+  int64_t tokens = 0;
+  for (int i = 0; i < 3; ++i) {
+    GenerationRequest r;
+    r.prompt = {1, 2, 3};
+    r.options = greedy(6);
+    r.on_token = [&, i](int64_t) -> bool {
+      if (i == 0) throw std::runtime_error("the client's callback failed");
+      std::lock_guard<std::mutex> lock(m);
+      if (i == 2) ++tokens;
+      return true;
+    };
+    r.on_error = [&](const std::string& message) {
+      std::lock_guard<std::mutex> lock(m);
+      error = message;
+    };
+    r.on_finish = [&end, i](FinishReason reason) {
+      end.on_finish(i)(reason);
+      if (i == 1) throw std::runtime_error("on_finish failed");
+    };
+    scheduler.submit(std::move(r));
+  }
+  ASSERT_TRUE(end.wait());
+  std::lock_guard<std::mutex> lock(m);
+  EXPECT_EQ(*why[0], FinishReason::kError);
+  EXPECT_EQ(error, "the client's callback failed");
+  EXPECT_EQ(*why[1], FinishReason::kLength);
+  EXPECT_EQ(*why[2], FinishReason::kLength);
+  EXPECT_EQ(tokens, 6);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/serialize/output-archive.h>
 
+#include "gpt2/fields/table.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/checkpoint/checkpoint_fields.h"
 #include "io/io_test_util.h"

@@ -8,6 +8,7 @@
 #include "apps/gpt2/convert_command.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/hf_gpt2.h"
+#include "gpt2/io/llmc.h"
 #include "io/io_test_util.h"
 #include "test_util.h"
 

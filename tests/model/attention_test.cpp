@@ -1,4 +1,4 @@
-#include "gpt2/model/attention.h"
+#include "gpt2/model/modules.h"
 
 #include <gtest/gtest.h>
 #include <torch/types.h>

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 #include "gpt2/model/gpt.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-#include "gpt2/model/linear.h"
+#include "gpt2/model/modules.h"
 
 #include <gtest/gtest.h>
 #include <torch/types.h>
@@ -7,7 +7,6 @@
 
 #include <sstream>
 
-#include "gpt2/model/layer_norm.h"
 
 namespace gpt2 {
 namespace {

@@ -1,4 +1,4 @@
-#include "gpt2/model/mlp.h"
+#include "gpt2/model/modules.h"
 
 #include <gtest/gtest.h>
 #include <torch/types.h>
@@ -6,7 +6,6 @@
 
 #include <cmath>
 
-#include "gpt2/model/block.h"
 #include "test_util.h"
 
 namespace gpt2 {

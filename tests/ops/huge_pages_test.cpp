@@ -17,7 +17,7 @@
 #include "gpt2/error.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/model/gpt.h"
-#include "gpt2/model/linear.h"
+#include "gpt2/model/modules.h"
 #include "gpt2/ops/torch_compat.h"
 #include "gpt2/train/optim.h"
 #include "test_util.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gpt2/error.h"
-#include "gpt2/model/attention.h"
+#include "gpt2/model/modules.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/ops/cpu/sgemm.h"
 #include "test_util.h"

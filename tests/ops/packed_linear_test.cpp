@@ -11,7 +11,7 @@
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/ops/cpu/matmul.h"
-#include "gpt2/model/linear.h"
+#include "gpt2/model/modules.h"
 
 namespace gpt2 {
 namespace {

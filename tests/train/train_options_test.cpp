@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 #include "gpt2/model/config.h"
 
 namespace gpt2 {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/loop.h"

@@ -30,7 +30,9 @@ CLI::Validator in_range(T lo, T hi) {
         if (!CLI::detail::lexical_cast(text, value)) {
           return fmt::format("Value {} could not be converted", text);
         }
-        if (value < lo || value > hi) return fmt::format("Value {} not in range {} to {}", text, lo, hi);
+        if (!(value >= lo && value <= hi)) {  // NaN is in no range
+          return fmt::format("Value {} not in range {} to {}", text, lo, hi);
+        }
         return {};
       },
       fmt::format("{} in [{} - {}]", CLI::detail::type_name<T>(), lo, hi), "RANGE");

@@ -14,6 +14,7 @@
 
 #include "apps/gpt2/init_study/frontier_run.h"
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/read_file.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gpt2/model/attention.h"
+#include "gpt2/model/modules.h"
 #include "gpt2/model/eval_mode.h"
 
 namespace gpt2::app {

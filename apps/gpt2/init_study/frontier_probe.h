@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "gpt2/model/block.h"
+#include "gpt2/model/modules.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/train/token_loader.h"
 

@@ -33,12 +33,36 @@ json Completion::head() const {
   return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model}};
 }
 
+json Completion::final_body(bool& failed) {
+  failed = false;
+  for (const auto& ch : choices) failed = failed || ch.finish == FinishReason::kError;
+  if (failed) return error_body(error, "server_error");
+  json list = json::array();
+  int64_t completion_tokens = 0;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    auto& ch = choices[i];
+    list.push_back(chunk(i, ch.text.take(true), ch.finish));
+    completion_tokens += ch.text.tokens();
+  }
+  json out = head();
+  out["choices"] = list;
+  out["usage"] = {{"prompt_tokens", prompt_tokens},
+                  {"completion_tokens", completion_tokens},
+                  {"total_tokens", prompt_tokens + completion_tokens}};
+  return out;
+}
+
 std::string Completion::take_events() {
   std::string events;
   for (size_t i = 0; i < choices.size(); ++i) {
     auto& ch = choices[i];
     if (ch.finish_sent) continue;
     const bool finished = ch.finish.has_value();
+    if (finished && *ch.finish == FinishReason::kError) {
+      events += "data: " + dump(error_body(error, "server_error")) + "\n\n";
+      ch.finish_sent = true;
+      continue;
+    }
     const std::string text = ch.text.take(finished);
     if (text.empty() && !finished) continue;
     json event = head();

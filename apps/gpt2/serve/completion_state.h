@@ -42,6 +42,8 @@ struct Completion {
   std::optional<std::chrono::steady_clock::time_point> first_token;
   std::string id, model;
   int64_t created = 0;
+  /// What the first choice that ended with FinishReason::kError was told.
+  std::string error;
 
   /// Whether every choice has ended. (These take `mutex` held.)
   bool done() const;
@@ -50,8 +52,12 @@ struct Completion {
                        const std::optional<FinishReason>& finish) const;
   /// {id, object, created, model}.
   nlohmann::json head() const;
+  /// The non-streamed response: head, choices, usage; OpenAI's error object
+  /// when a choice ended in an error (`failed` is then set).
+  nlohmann::json final_body(bool& failed);
   /// The server-sent events for what the choices hold since the last call
-  /// (`data: {...}\n\n` each), their finish_reason once.
+  /// (`data: {...}\n\n` each), their finish_reason once; a choice that
+  /// ended in an error sends OpenAI's error object instead.
   std::string take_events();
 };
 

@@ -47,12 +47,19 @@ struct CompletionRequest {
   std::string model;
 };
 
+/// Parses a request body with the library's guarded JSON parser (nesting,
+/// repeated keys, numbers past double's range); ApiError (param "") saying
+/// why otherwise.
+nlohmann::json parse_body(const std::string& text);
+
 /// Largest max_tokens a request may ask for.
 inline constexpr int64_t kMaxTokensLimit = 1 << 16;
 
-/// Reads the body of a /v1/completions request. Throws ApiError naming
-/// the field and the value for anything out of OpenAI's schema or not
-/// supported here (logprobs, echo, best_of, suffix, logit_bias).
+/// Reads the body of a /v1/completions request: parse_body, then every
+/// field in one table of the API's fields (type, range, finiteness) before
+/// any is read. Throws ApiError naming the field and the value for anything
+/// out of OpenAI's schema or not supported here (logprobs, echo, best_of,
+/// suffix, logit_bias).
 CompletionRequest parse_completion_request(const std::string& body, const Tokenizer& tokenizer,
                                            int64_t vocab_size, const std::string& model_name);
 

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <optional>
@@ -39,12 +41,16 @@ class Routes {
         vocab_size_(model->config.vocab_size()),
         tokenizer_(std::move(tokenizer)),
         scheduler_(std::move(model), flags.max_batch) {
-    // Bounds a client cannot pass: a 1 MiB body (413 beyond), 30 s to send
-    // a request or take a response, 5 s for an idle kept-alive connection.
-    http_.set_payload_max_length(size_t{1} << 20);
-    http_.set_read_timeout(30, 0);
-    http_.set_write_timeout(30, 0);
+    // Bounds a client cannot pass: a body of kMaxBody bytes, counted as it
+    // arrives, chunked or not (413 beyond); 10 s for each read or write of
+    // a request or response; 5 s for a connection to send its request
+    // line, idle or kept alive. kWorkers threads answer connections, so that
+    // slow or idle clients up to that many leave /health answering.
+    http_.set_payload_max_length(kMaxBody);
+    http_.set_read_timeout(10, 0);
+    http_.set_write_timeout(10, 0);
     http_.set_keep_alive_timeout(5);
+    http_.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
     http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (api_key_.empty() || req.get_header_value("Authorization") == "Bearer " + api_key_) {
         return httplib::Server::HandlerResponse::Unhandled;
@@ -67,9 +73,9 @@ class Routes {
                                                    {"owned_by", "gpt2"}}})}}),
                       "application/json");
     });
-    http_.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    post("/tokenize", [this](const std::string& text, httplib::Response& res) {
       guarded(res, [&] {
-        const json body = json_body(req);
+        const json body = parse_body(text);
         const auto content = body.find("content");
         if (content == body.end() || !content->is_string()) {
           throw ApiError("'content' must be a string", "content");
@@ -78,9 +84,9 @@ class Routes {
         res.set_content(dump({{"tokens", ids}}), "application/json");
       });
     });
-    http_.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    post("/detokenize", [this](const std::string& text, httplib::Response& res) {
       guarded(res, [&] {
-        const json body = json_body(req);
+        const json body = parse_body(text);
         const auto tokens = body.find("tokens");
         if (tokens == body.end() || !tokens->is_array()) {
           throw ApiError("'tokens' must be a list of token ids", "tokens");
@@ -97,8 +103,8 @@ class Routes {
         res.set_content(dump({{"content", tokenizer_.decode(ids)}}), "application/json");
       });
     });
-    http_.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-      guarded(res, [&] { complete(req, res); });
+    post("/v1/completions", [this](const std::string& text, httplib::Response& res) {
+      guarded(res, [&] { complete(text, res); });
     });
   }
 
@@ -136,14 +142,46 @@ class Routes {
   }
 
  private:
-  static json json_body(const httplib::Request& req) {
-    try {
-      return json::parse(req.body);
-    } catch (const json::parse_error& e) {
-      throw ApiError(fmt::format("the body is not valid JSON: {}", e.what()), "");
-    }
+  static constexpr size_t kMaxBody = size_t{1} << 20;
+  static constexpr size_t kWorkers = 128;
+
+  // A POST route whose handler gets the body, read here and counted as it
+  // comes: httplib bounds a Content-Length body, not a chunked one.
+  template <class Handler>
+  void post(const char* path, Handler handler) {
+    http_.Post(path, [handler](const httplib::Request& req, httplib::Response& res,
+                               const httplib::ContentReader& read) {
+      std::string body;
+      bool too_large = false;
+      const bool whole = read([&](const char* data, size_t length) {
+        if (body.size() + length > kMaxBody) {
+          too_large = true;
+          return false;
+        }
+        body.append(data, length);
+        return true;
+      });
+      // httplib refuses a Content-Length past the limit before reading.
+      const std::string length = req.get_header_value("Content-Length");
+      too_large = too_large || (!whole && !length.empty() &&
+                                std::strtoull(length.c_str(), nullptr, 10) > kMaxBody);
+      if (too_large || !whole) {
+        res.set_header("Connection", "close");
+        if (too_large) {
+          reply_error(res, 413, fmt::format("the body is larger than {} bytes", kMaxBody),
+                      "invalid_request_error");
+        } else {
+          reply_error(res, 400, "the body could not be read", "invalid_request_error");
+        }
+        return;
+      }
+      handler(body, res);
+    });
   }
 
+  // A request's error as OpenAI's error object: 400 for the request's
+  // fault; 500 for the server's, in the library's words (gpt2::Error) or,
+  // for anything else, a sentence of ours, the cause on standard error.
   template <class F>
   void guarded(httplib::Response& res, F&& f) {
     try {
@@ -152,18 +190,22 @@ class Routes {
       reply_error(res, 400, e.what(), "invalid_request_error", e.param);
     } catch (const InputError& e) {
       reply_error(res, 400, e.what(), "invalid_request_error");
-    } catch (const std::exception& e) {
+    } catch (const Error& e) {
       reply_error(res, 500, e.what(), "server_error");
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error     {}\n", e.what());
+      std::fflush(stderr);
+      reply_error(res, 500, "the server failed on this request (its log says why)", "server_error");
     }
   }
 
-  void complete(const httplib::Request& req, httplib::Response& res) {
+  void complete(const std::string& body, httplib::Response& res) {
     if (draining_) {
       res.set_header("Retry-After", "1");
       reply_error(res, 503, "the server is shutting down", "server_busy");
       return;
     }
-    const CompletionRequest r = parse_completion_request(req.body, tokenizer_, vocab_size_, name_);
+    const CompletionRequest r = parse_completion_request(body, tokenizer_, vocab_size_, name_);
     auto c = std::make_shared<Completion>();
     c->id = fmt::format("cmpl-{}", next_id_++);
     c->model = r.model;
@@ -202,6 +244,10 @@ class Routes {
           c->changed.notify_all();
           return more;
         };
+        g.on_error = [c](const std::string& message) {
+          std::lock_guard<std::mutex> lock(c->mutex);
+          if (c->error.empty()) c->error = message;
+        };
         g.on_finish = [c, index](FinishReason why) {
           std::lock_guard<std::mutex> lock(c->mutex);
           c->choices[index].finish = why;
@@ -217,21 +263,42 @@ class Routes {
       stream(c, res);
       return;
     }
-    std::unique_lock<std::mutex> lock(c->mutex);
-    c->changed.wait(lock, [&] { return c->done(); });
-    json choices = json::array();
-    int64_t completion_tokens = 0;
-    for (size_t i = 0; i < c->choices.size(); ++i) {
-      auto& ch = c->choices[i];
-      choices.push_back(c->chunk(i, ch.text.take(true), ch.finish));
-      completion_tokens += ch.text.tokens();
+    answer(c, res);
+  }
+
+  // The whole response once every choice has ended. Until then, after the
+  // first second, a space each second (JSON allows leading whitespace): a
+  // client that went away fails that write, which cancels its choices.
+  void answer(const std::shared_ptr<Completion>& c, httplib::Response& res) {
+    {
+      std::unique_lock<std::mutex> lock(c->mutex);
+      if (c->changed.wait_for(lock, std::chrono::seconds(1), [&] { return c->done(); })) {
+        bool failed = false;
+        const json body = c->final_body(failed);
+        res.status = failed ? 500 : 200;
+        res.set_content(dump(body), "application/json");
+        return;
+      }
     }
-    json out = c->head();
-    out["choices"] = choices;
-    out["usage"] = {{"prompt_tokens", c->prompt_tokens},
-                    {"completion_tokens", completion_tokens},
-                    {"total_tokens", c->prompt_tokens + completion_tokens}};
-    res.set_content(dump(out), "application/json");
+    res.set_chunked_content_provider(
+        "application/json",
+        [c](size_t, httplib::DataSink& sink) {
+          std::unique_lock<std::mutex> lock(c->mutex);
+          if (!c->changed.wait_for(lock, std::chrono::seconds(1), [&] { return c->done(); })) {
+            lock.unlock();
+            return sink.write(" ", 1);
+          }
+          bool failed = false;
+          const std::string body = dump(c->final_body(failed));
+          lock.unlock();
+          sink.write(body.data(), body.size());
+          sink.done();
+          return true;
+        },
+        [this, c](bool success) {
+          if (success) return;
+          for (const int64_t job : c->jobs) scheduler_.cancel(job);  // the client left
+        });
   }
 
   // Server-sent events: a chunk per piece of text as it comes, one with

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpt2/error.h"
+#include "gpt2/fields/table.h"
 
 namespace gpt2::app {
 namespace {
