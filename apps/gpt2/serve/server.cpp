@@ -46,7 +46,9 @@ class Routes {
     // a request or response; 5 s for a connection to send its request
     // line, idle or kept alive. kWorkers threads answer connections, so that
     // slow or idle clients up to that many leave /health answering.
-    http_.set_payload_max_length(kMaxBody);
+    // httplib's own bound sits above ours (cpp-httplib 0.18 bounds chunked
+    // bodies too, 0.11 does not), so that the count below decides the 413.
+    http_.set_payload_max_length(2 * kMaxBody);
     http_.set_read_timeout(10, 0);
     http_.set_write_timeout(10, 0);
     http_.set_keep_alive_timeout(5);
