@@ -6,8 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <optional>
@@ -16,6 +14,7 @@
 
 #include "apps/gpt2/serve/completion_state.h"
 #include "apps/gpt2/serve/completions.h"
+#include "apps/gpt2/serve/http_replies.h"
 #include "gpt2/error.h"
 #include "gpt2/generate/scheduler.h"
 
@@ -23,12 +22,6 @@ namespace gpt2::app {
 namespace {
 
 using nlohmann::json;
-
-void reply_error(httplib::Response& res, int status, const std::string& message,
-                 const std::string& type, const std::string& param = "") {
-  res.status = status;
-  res.set_content(dump(error_body(message, type, param)), "application/json");
-}
 
 class Routes {
  public:
@@ -75,7 +68,7 @@ class Routes {
                                                    {"owned_by", "gpt2"}}})}}),
                       "application/json");
     });
-    post("/tokenize", [this](const std::string& text, httplib::Response& res) {
+    post_route(http_, "/tokenize", [this](const std::string& text, httplib::Response& res) {
       guarded(res, [&] {
         const json body = parse_body(text);
         const auto content = body.find("content");
@@ -86,7 +79,7 @@ class Routes {
         res.set_content(dump({{"tokens", ids}}), "application/json");
       });
     });
-    post("/detokenize", [this](const std::string& text, httplib::Response& res) {
+    post_route(http_, "/detokenize", [this](const std::string& text, httplib::Response& res) {
       guarded(res, [&] {
         const json body = parse_body(text);
         const auto tokens = body.find("tokens");
@@ -105,7 +98,7 @@ class Routes {
         res.set_content(dump({{"content", tokenizer_.decode(ids)}}), "application/json");
       });
     });
-    post("/v1/completions", [this](const std::string& text, httplib::Response& res) {
+    post_route(http_, "/v1/completions", [this](const std::string& text, httplib::Response& res) {
       guarded(res, [&] { complete(text, res); });
     });
   }
@@ -144,63 +137,6 @@ class Routes {
   }
 
  private:
-  static constexpr size_t kMaxBody = size_t{1} << 20;
-  static constexpr size_t kWorkers = 128;
-
-  // A POST route whose handler gets the body, read here and counted as it
-  // comes: httplib bounds a Content-Length body, not a chunked one.
-  template <class Handler>
-  void post(const char* path, Handler handler) {
-    http_.Post(path, [handler](const httplib::Request& req, httplib::Response& res,
-                               const httplib::ContentReader& read) {
-      std::string body;
-      bool too_large = false;
-      const bool whole = read([&](const char* data, size_t length) {
-        if (body.size() + length > kMaxBody) {
-          too_large = true;
-          return false;
-        }
-        body.append(data, length);
-        return true;
-      });
-      // httplib refuses a Content-Length past the limit before reading.
-      const std::string length = req.get_header_value("Content-Length");
-      too_large = too_large || (!whole && !length.empty() &&
-                                std::strtoull(length.c_str(), nullptr, 10) > kMaxBody);
-      if (too_large || !whole) {
-        res.set_header("Connection", "close");
-        if (too_large) {
-          reply_error(res, 413, fmt::format("the body is larger than {} bytes", kMaxBody),
-                      "invalid_request_error");
-        } else {
-          reply_error(res, 400, "the body could not be read", "invalid_request_error");
-        }
-        return;
-      }
-      handler(body, res);
-    });
-  }
-
-  // A request's error as OpenAI's error object: 400 for the request's
-  // fault; 500 for the server's, in the library's words (gpt2::Error) or,
-  // for anything else, a sentence of ours, the cause on standard error.
-  template <class F>
-  void guarded(httplib::Response& res, F&& f) {
-    try {
-      f();
-    } catch (const ApiError& e) {
-      reply_error(res, 400, e.what(), "invalid_request_error", e.param);
-    } catch (const InputError& e) {
-      reply_error(res, 400, e.what(), "invalid_request_error");
-    } catch (const Error& e) {
-      reply_error(res, 500, e.what(), "server_error");
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "error     {}\n", e.what());
-      std::fflush(stderr);
-      reply_error(res, 500, "the server failed on this request (its log says why)", "server_error");
-    }
-  }
-
   void complete(const std::string& body, httplib::Response& res) {
     if (draining_) {
       res.set_header("Retry-After", "1");
@@ -261,73 +197,14 @@ class Routes {
         c->jobs.push_back(job);
       }
     }
+    const auto cancel = [this, c] {
+      for (const int64_t job : c->jobs) scheduler_.cancel(job);  // the client left
+    };
     if (r.stream) {
-      stream(c, res);
+      stream(c, res, cancel);
       return;
     }
-    answer(c, res);
-  }
-
-  // The whole response once every choice has ended. Until then, after the
-  // first second, a space each second (JSON allows leading whitespace): a
-  // client that went away fails that write, which cancels its choices.
-  void answer(const std::shared_ptr<Completion>& c, httplib::Response& res) {
-    {
-      std::unique_lock<std::mutex> lock(c->mutex);
-      if (c->changed.wait_for(lock, std::chrono::seconds(1), [&] { return c->done(); })) {
-        bool failed = false;
-        const json body = c->final_body(failed);
-        res.status = failed ? 500 : 200;
-        res.set_content(dump(body), "application/json");
-        return;
-      }
-    }
-    res.set_chunked_content_provider(
-        "application/json",
-        [c](size_t, httplib::DataSink& sink) {
-          std::unique_lock<std::mutex> lock(c->mutex);
-          if (!c->changed.wait_for(lock, std::chrono::seconds(1), [&] { return c->done(); })) {
-            lock.unlock();
-            return sink.write(" ", 1);
-          }
-          bool failed = false;
-          const std::string body = dump(c->final_body(failed));
-          lock.unlock();
-          sink.write(body.data(), body.size());
-          sink.done();
-          return true;
-        },
-        [this, c](bool success) {
-          if (success) return;
-          for (const int64_t job : c->jobs) scheduler_.cancel(job);  // the client left
-        });
-  }
-
-  // Server-sent events: a chunk per piece of text as it comes, one with
-  // each choice's finish_reason, then "data: [DONE]". A client that leaves
-  // cancels its choices.
-  void stream(const std::shared_ptr<Completion>& c, httplib::Response& res) {
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [this, c](size_t, httplib::DataSink& sink) {
-          std::unique_lock<std::mutex> lock(c->mutex);
-          c->changed.wait_for(lock, std::chrono::milliseconds(200));
-          const std::string events = c->take_events();
-          const bool done = c->done();
-          lock.unlock();
-          if (!events.empty() && !sink.write(events.data(), events.size())) return false;
-          if (done) {
-            static const std::string kDone = "data: [DONE]\n\n";
-            sink.write(kDone.data(), kDone.size());
-            sink.done();
-          }
-          return true;
-        },
-        [this, c](bool success) {
-          if (success) return;
-          for (const int64_t job : c->jobs) scheduler_.cancel(job);  // the client left
-        });
+    answer(c, res, cancel);
   }
 
   std::string name_;
