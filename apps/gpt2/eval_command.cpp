@@ -99,6 +99,8 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
     return 0;
   }
   if (flags.text.empty()) {
+    check_data_for_model(read_dataset_meta(flags.data), flags.data, model->config.vocab_size(),
+                         flags.model);
     if (data_layout(flags.data) == DataLayout::kShards) {
       // Each shard in non-overlapping windows: every token but a shard's first.
       const auto paths = list_shards(flags.data, flags.split);
@@ -134,7 +136,13 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
   const int64_t stride = flags.stride > 0 ? flags.stride : std::max<int64_t>(1, window / 2);
   fmt::print(out, "text      {}: {} tokens ({} tokenizer), window {}, stride {}\n", flags.text,
              ids.size(), enc.name, window, stride);
-  print_score(strided_score(*model, ids, stride, window), out);
+  // A live count on a terminal: a long text takes minutes on 2 cores.
+  const bool live = ::isatty(STDERR_FILENO) != 0;
+  const TokenScore score = strided_score(*model, ids, stride, window, [&](int64_t done, int64_t total) {
+    if (live) fmt::print(stderr, "\r{} of {} tokens", done, total);
+  });
+  if (live) fmt::print(stderr, "\n");
+  print_score(score, out);
   return 0;
 }
 

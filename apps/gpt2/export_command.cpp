@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/gpt2/common/cli_main.h"
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/io/checkpoint.h"
@@ -38,7 +39,7 @@ void add_export_command(CLI::App& app, int* rc) {
       "--checkpoint,--model", flags->checkpoint,
       "Export this model file (gpt2 checkpoint, safetensors file or folder, llm.c .bin) "
       "instead of a fresh model");
-  checkpoint->check(CLI::ExistingPath);
+  checkpoint->check(gpt2::app::non_empty_path());
   for (CLI::Option* option : model_options) checkpoint->excludes(option);
   cmd->add_option("--out", flags->out, "Path of the TorchScript file to write")->required();
   cmd->callback([flags, rc] { *rc = run_export(*flags, std::cout); });

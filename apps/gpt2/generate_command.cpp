@@ -97,7 +97,7 @@ void add_generate_command(CLI::App& app, int* rc) {
       "--checkpoint,--model", flags->checkpoint,
       "Sample from this model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c "
       ".bin) instead of a fresh model");
-  checkpoint->check(CLI::ExistingPath);
+  checkpoint->check(gpt2::app::non_empty_path());
   for (CLI::Option* option : model_options) checkpoint->excludes(option);
   cmd->add_option("--prompt", flags->prompt, "Text to continue")->required();
   // A bound a person can mean: 2^20 tokens is about 9 hours of GPT-2 124M here.

@@ -99,16 +99,24 @@ std::filesystem::path resolve_target(const std::string& path) {
   return target;
 }
 
-// Removes `.<name>.tmp-<pid>-<n>` files of processes that no longer exist.
-void remove_stale_temporaries(const std::filesystem::path& target,
-                              const std::filesystem::path& folder) {
-  const std::string prefix = fmt::format(".{}.tmp-", target.filename().string());
+// Removes the `.<name>.tmp-<pid>-<n>` files in `folder` of processes that
+// no longer exist: those of `target` alone, or of every name when `target`
+// is empty.
+void remove_dead_temporaries(const std::filesystem::path& target,
+                             const std::filesystem::path& folder) {
+  const std::string prefix =
+      target.empty() ? std::string(".") : fmt::format(".{}.tmp-", target.filename().string());
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
-    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+    // The pid follows the last ".tmp-" (a target's name may hold one).
+    const size_t at = target.empty() ? name.rfind(".tmp-") : prefix.size() - 5;
+    if (at == std::string::npos || at == 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + at + 5, &end, 10);
+    if (pid <= 0 || *end != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
       std::filesystem::remove(entry.path(), ec);
     }
   }
@@ -116,11 +124,15 @@ void remove_stale_temporaries(const std::filesystem::path& target,
 
 }  // namespace
 
+void remove_stale_temporaries(const std::string& folder) {
+  remove_dead_temporaries({}, folder);
+}
+
 StagedFile::StagedFile(const std::string& path) : path_(path) {
   target_ = resolve_target(path).string();
   const std::filesystem::path target(target_);
   folder_ = target.parent_path().empty() ? std::string(".") : target.parent_path().string();
-  remove_stale_temporaries(target, folder_);
+  remove_dead_temporaries(target, folder_);
   // Signals wait while the file is created and its removal armed, so that
   // none lands between the two.
   sigset_t interrupting, previous_mask;

@@ -80,6 +80,12 @@ void write_atomically(const std::string& path, const std::function<void(std::ost
 void write_atomically(const std::string& path,
                       const std::function<void(const std::string& tmp_path)>& write);
 
+/// Removes from `folder` every temporary (`.<name>.tmp-<pid>-<n>`) that a
+/// process no longer alive left there (killed by SIGKILL mid-write), for
+/// every target, not only those the caller writes again: a writer that
+/// fills a folder calls it before it starts.
+void remove_stale_temporaries(const std::string& folder);
+
 /// Whether `a` and `b` both exist and are the same file (device and inode),
 /// links and other spellings of a path included.
 bool same_file(const std::string& a, const std::string& b);

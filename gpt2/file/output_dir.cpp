@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
@@ -64,6 +65,19 @@ bool make_output_dir(const std::string& dir, const std::string& what) {
     throw refuse(dir, what, fmt::format("no file can be made in it: {}", errno_text(errno)));
   }
   return made;
+}
+
+void refuse_input_inside(const std::string& input, const std::string& dir, const std::string& what) {
+  if (dir.empty()) return;  // make_output_dir's to refuse
+  std::error_code ec;
+  const fs::path in = fs::weakly_canonical(input, ec);
+  if (ec) return;  // an input that cannot be resolved is refused by its reader
+  const fs::path out = fs::weakly_canonical(dir, ec);
+  if (ec) return;
+  const auto [out_end, in_at] = std::mismatch(out.begin(), out.end(), in.begin(), in.end());
+  if (out_end != out.end()) return;  // `out` is not a prefix of `in`
+  throw FileError(fmt::format("'{}' is inside the {} '{}', which this writes: it would be "
+                              "overwritten; write the {} elsewhere", input, what, dir, what));
 }
 
 FolderLock::FolderLock(const std::string& dir) {

@@ -16,6 +16,13 @@ namespace gpt2 {
 /// a regular file, not a folder`, `read-only file system (EROFS)`.
 bool make_output_dir(const std::string& dir, const std::string& what = "output folder");
 
+/// The rule for a writer that fills folder `dir` from files: throws
+/// FileError `'IN' is inside the WHAT 'DIR', which this writes: it would be
+/// overwritten; write the WHAT elsewhere` when `input` is `dir` or lies in
+/// it, by their paths with links resolved (`dir` need not exist yet).
+/// Called before anything is written, so no input is lost.
+void refuse_input_inside(const std::string& input, const std::string& dir, const std::string& what);
+
 /// An exclusive lock on a folder (flock on the folder itself, so no file is
 /// left behind), held until destroyed; the kernel drops it when the process
 /// ends, however it ends. For a run's --out: a second trainer on the

@@ -37,24 +37,39 @@ int index_of(int sig) {
   return -1;
 }
 
+void remove_all() {
+  for (Block* b = &first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+    for (int s = 0; s < kSlotsPerBlock; ++s) {
+      if (b->used[s].load()) ::unlink(b->paths[s]);
+    }
+  }
+}
+
+// Whether `sig` now has the default action: an application's handler that
+// resets it and raises the signal again (a second Ctrl-C ends a run that
+// the first asked to stop) ends the process once the handler returns.
+bool ends_process(int sig) {
+  struct sigaction now {};
+  return ::sigaction(sig, nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+         now.sa_handler == SIG_DFL;
+}
+
 void on_signal(int sig, siginfo_t* info, void* context) {
   const int i = index_of(sig);
   if (i < 0) return;
   const struct sigaction& prev = previous[i];
   if (prev.sa_flags & SA_SIGINFO) {
     prev.sa_sigaction(sig, info, context);
+    if (ends_process(sig)) remove_all();
     return;
   }
   if (prev.sa_handler == SIG_IGN) return;
   if (prev.sa_handler != SIG_DFL) {
     prev.sa_handler(sig);
+    if (ends_process(sig)) remove_all();
     return;
   }
-  for (Block* b = &first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
-    for (int s = 0; s < kSlotsPerBlock; ++s) {
-      if (b->used[s].load()) ::unlink(b->paths[s]);
-    }
-  }
+  remove_all();
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }

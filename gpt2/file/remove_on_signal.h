@@ -9,8 +9,10 @@ namespace gpt2 {
 /// While alive, a SIGINT, SIGTERM or SIGHUP whose action is the default
 /// (ending the process) first removes `tmp_path`, then ends the process as
 /// the default would. A handler the application installed runs instead and
-/// nothing is removed: it may let the save finish (a training loop that
-/// stops after the step). SIGKILL cannot be caught: write_atomically removes
+/// nothing is removed, since it may let the save finish (a training loop
+/// that stops after the step), unless it leaves the default action in place
+/// (it resets the signal and raises it again to end the process: a second
+/// Ctrl-C during the save), when `tmp_path` is removed before that ends it. SIGKILL cannot be caught: write_atomically removes
 /// such leftovers at the next save of the same file. Any number at once
 /// (a dataset's staged shards).
 class RemoveOnSignal {

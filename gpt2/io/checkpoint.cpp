@@ -68,6 +68,7 @@ struct Parsed {
   StateDict tensors;  // by nanoGPT name
   std::vector<std::string> problems;  // checksum mismatches
   std::vector<std::string> notes;
+  std::vector<std::string> nonfinite;
 };
 
 std::string_view optimizer_bytes(const Parsed& p) {
@@ -177,7 +178,8 @@ Parsed parse(const std::string& path, std::string_view bytes,
     throw FileError(fmt::format("'{}' is not a gpt2 checkpoint: {}", path, e.what()));
   }
   widen_half(p, path);
-  for (auto& note : nonfinite_report(p.tensors)) p.notes.push_back(fmt::format("'{}': {}", path, note));
+  p.nonfinite = nonfinite_report(p.tensors);
+  for (auto& note : p.nonfinite) p.notes.push_back(fmt::format("'{}': {}", path, note));
   return p;
 }
 
@@ -229,6 +231,7 @@ Checkpoint from_parsed(const Parsed& p, const std::string& path) {
   c.extra = p.extra;
   c.train_options = p.train_options;
   c.notes = p.notes;
+  c.nonfinite = p.nonfinite;
   return c;
 }
 

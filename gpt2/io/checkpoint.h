@@ -65,6 +65,9 @@ struct Checkpoint {
   StoredFields train_options;
   /// Things worth telling a user, e.g. that the file predates checksums.
   std::vector<std::string> notes;
+  /// nonfinite_report of the weights (also in notes): empty when every
+  /// value is finite.
+  std::vector<std::string> nonfinite;
 };
 
 /// Writes model and state to `path` atomically (see write_atomically): on any

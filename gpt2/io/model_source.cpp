@@ -1,6 +1,7 @@
 #include "gpt2/io/model_source.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/hf_gpt2.h"
 #include "gpt2/io/llmc.h"
+#include "gpt2/io/state_dict.h"
 
 namespace gpt2 {
 namespace {
@@ -66,12 +68,14 @@ ModelFormat detect_model_format(const std::string& path) {
 
 LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& options) {
   LoadedModel out;
+  std::vector<std::string> nonfinite;
   out.format = options.format() ? *options.format() : detect_model_format(path);
   switch (out.format) {
     case ModelFormat::kCheckpoint: {
       Checkpoint c = load_checkpoint(path, LoadOptions().mmap(options.mmap()));
       out.model = c.model;
       out.notes = c.notes;
+      nonfinite = c.nonfinite;  // the checkpoint's gate scanned them
       break;
     }
     case ModelFormat::kSafetensors:
@@ -82,6 +86,15 @@ LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& o
       out.model = load_llmc(path, LoadOptions().mmap(options.mmap()));
       break;
   }
+  if (out.format != ModelFormat::kCheckpoint) {
+    nonfinite = nonfinite_report(*out.model);
+    for (const auto& note : nonfinite) out.notes.push_back(fmt::format("'{}': {}", path, note));
+  }
+  if (!nonfinite.empty() && !options.allow_nonfinite()) {
+    throw FormatError(fmt::format("'{}': {}: weights that are not finite give NaN logits, so the "
+                                  "model is refused (gpt2 inspect names them)", path,
+                                  fmt::join(nonfinite, "; ")));
+  }
   return out;
 }
 
@@ -91,6 +104,15 @@ GPT load_model(const std::string& path, const ModelSourceOptions& options) {
 
 ModelFormat save_model(const std::string& path, const GPTImpl& model,
                        const ModelSaveOptions& options) {
+  std::error_code ec;
+  if (!options.format() && !path.empty() && !fs::exists(path, ec) && path.back() != '/') {
+    const std::string ext = fs::path(path).extension().string();
+    if (ext != ".pt" && ext != ".bin" && ext != ".safetensors") {
+      throw ConfigError(fmt::format(
+          "cannot tell which format to write '{}' in from its name: end it in .pt (checkpoint), "
+          ".safetensors or / (Hugging Face), or .bin (llm.c), or name the format", path));
+    }
+  }
   const ModelFormat format = options.format() ? *options.format() : detect_model_format(path);
   switch (format) {
     case ModelFormat::kCheckpoint:

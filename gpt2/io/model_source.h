@@ -58,6 +58,9 @@ struct ModelSourceOptions {
   /// Whether the weights stay in the file's pages (Mmap says what that
   /// trades). `gpt2 generate` and `gpt2 eval` load with Mmap::kAuto.
   TORCH_ARG(Mmap, mmap) = Mmap::kOff;
+  /// Whether weights that are NaN or infinite are loaded (and named in the
+  /// notes) instead of refused: for tools that report them.
+  TORCH_ARG(bool, allow_nonfinite) = false;
 };
 
 /// A model read from a file of any format.
@@ -72,7 +75,10 @@ struct LoadedModel {
 
 /// Reads the model in `path`, of any format. Errors as each reader's:
 /// FileError / FormatError for unreadable or malformed files,
-/// CheckpointError listing every problem of one that does not describe a model.
+/// CheckpointError listing every problem of one that does not describe a
+/// model; and, in every format, FormatError `'PATH': NAME has 1 NaN and 0
+/// infinite of 768 values...` for weights that are not finite, unless
+/// options.allow_nonfinite().
 LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& options = {});
 
 /// load_model_file(path, options).model.
@@ -87,7 +93,9 @@ struct ModelSaveOptions {
 };
 
 /// Writes `model` to `path` in the chosen format (weights only for a
-/// checkpoint), atomically. Returns the format written.
+/// checkpoint), atomically. Returns the format written. Without a format,
+/// a path that does not exist must say it by its name (.pt, .safetensors or
+/// a trailing /, .bin): ConfigError otherwise, before anything is written.
 ModelFormat save_model(const std::string& path, const GPTImpl& model,
                        const ModelSaveOptions& options = {});
 

@@ -201,6 +201,11 @@ torch::Tensor GPTImpl::forward_last(const torch::Tensor& idx) {
   return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
 }
 
+torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx) {
+  check_token_ids(idx, config);
+  return hidden(idx);                                    // (B, T, C)
+}
+
 torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, KVCache& cache) {
   auto x = cached_hidden(idx, cache);                    // (B, T, C)
   return lm_head(x.select(1, x.size(1) - 1));            // (B, V)

@@ -89,6 +89,9 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// Inference: idx (B, T) -> logits (B, vocab_size) for the last position
   /// only, computing the head once per row instead of T times.
   torch::Tensor forward_last(const torch::Tensor& idx);
+  /// idx (B, T) -> the final norm's output (B, T, n_embd), what lm_head
+  /// reads: for callers that need the head on some positions only.
+  torch::Tensor forward_hidden(const torch::Tensor& idx);
 
   /// Incremental decoding: idx (B, T) holds the tokens at absolute
   /// positions [cache.length(), cache.length() + T); their keys and values

@@ -89,6 +89,10 @@ ChoiceResult score_choices(GPTImpl& model, const std::vector<ChoiceItem>& items,
                            const std::function<void(int64_t done)>& on_item) {
   ChoiceResult result;
   for (const ChoiceItem& item : items) {
+    if (item.label < 0 || item.label >= static_cast<int64_t>(item.endings.size())) {
+      throw InputError(fmt::format("line {}: the label {} is not an index of its {} endings",
+                                   item.line, item.label, item.endings.size()));
+    }
     std::vector<std::vector<int32_t>> endings;
     for (const auto& e : item.endings) endings.push_back(encode(" " + e));
     std::vector<TokenScore> scores;

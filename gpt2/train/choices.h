@@ -60,7 +60,8 @@ struct ChoiceResult {
 /// ending` through `encode` (the endings follow the context after a space,
 /// as llm.c and build-nanogpt tokenize them), by ending_scores. Ties go to
 /// the first ending. Throws InputError `line <n>: ...` for an item whose
-/// ending does not fit the model (see ending_scores). `on_item`, when set,
+/// label is not an index of its endings, or whose ending does not fit the
+/// model (see ending_scores), before that item is counted. `on_item`, when set,
 /// is called after each item with the items done.
 ChoiceResult score_choices(GPTImpl& model, const std::vector<ChoiceItem>& items,
                            const std::function<std::vector<int32_t>(std::string_view)>& encode,

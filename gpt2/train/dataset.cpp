@@ -21,6 +21,20 @@ const std::vector<std::string>& tokenizer_names() {
   return names;
 }
 
+void check_data_for_model(const DatasetMeta& data, const std::string& dir, int64_t vocab_size,
+                          const std::string& model) {
+  if (vocab_size < data.vocab_size) {
+    throw ConfigError(fmt::format("{}'s vocab_size {} is smaller than the data's {} ids ({})", model,
+                                  vocab_size, data.vocab_size, dir));
+  }
+  if (data.tokenizer == "char" && data.vocab_size != vocab_size) {
+    throw ConfigError(fmt::format(
+        "{} is character-level data with {} ids, but {} has vocab_size {}: its token ids would "
+        "mean other things (prepare the text with --tokenizer gpt2 for a GPT-2 model)",
+        dir, data.vocab_size, model, vocab_size));
+  }
+}
+
 DatasetMeta read_dataset_meta(const std::string& dir) {
   const std::string path = dir + "/meta.json";
   std::error_code ec;

@@ -70,10 +70,14 @@ const std::vector<std::string>& tokenizer_names();
 ///  - llmc: the ids in shards of shard_tokens, the first one val, as llm.c's
 ///    fineweb.py (each document starts with <|endoftext|> for gpt2), and
 ///    meta.json; shards of an earlier run past the new last are removed.
+///    The shard name is a plain name without "_train_" or "_val_".
+/// Temporaries that a killed run left in `dir` are removed first.
 /// Throws InputError for empty input, an unknown tokenizer or format, a
-/// fraction outside (0, 1), or a split with fewer than 2 tokens (one input
-/// and its target), ConfigError for ids that do not fit uint16, FileError
-/// naming a file that cannot be read or written.
+/// fraction outside (0, 1), a shard name that is not plain, or a split with
+/// fewer than 2 tokens (one input and its target), ConfigError for ids that
+/// do not fit uint16, FileError for an input inside `dir` (it would be
+/// overwritten: refused before anything is written) or naming a file that
+/// cannot be read or written.
 DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::string& dir,
                             const PrepareOptions& options);
 /// prepare_dataset in nanoGPT's layout with `tokenizer` and `val_fraction`.
@@ -84,6 +88,13 @@ DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::s
 /// tokenizer and the shards' counts (shard_folder_meta). Throws FileError
 /// naming it when it is missing or malformed.
 DatasetMeta read_dataset_meta(const std::string& dir);
+
+/// The rule for running a model of `vocab_size` ids (the file `model`) on
+/// the data in `dir`: the model's vocabulary holds every id of the data, and
+/// character-level data goes only to a model of exactly its ids (else its
+/// ids would mean other things). Throws ConfigError naming both otherwise.
+void check_data_for_model(const DatasetMeta& data, const std::string& dir, int64_t vocab_size,
+                          const std::string& model);
 
 /// Text <-> ids with a dataset's tokenizer.
 struct TextCodec {

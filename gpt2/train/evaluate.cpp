@@ -45,7 +45,7 @@ double TokenScore::mean_loss() const {
 double TokenScore::perplexity() const { return std::exp(mean_loss()); }
 
 TokenScore strided_score(GPTImpl& model, const std::vector<int32_t>& ids, int64_t stride,
-                         int64_t window) {
+                         int64_t window, const std::function<void(int64_t, int64_t)>& progress) {
   const int64_t block = model.config.block_size();
   if (window == 0) window = block;
   if (window < 2 || window > block) {
@@ -76,7 +76,10 @@ TokenScore strided_score(GPTImpl& model, const std::vector<int32_t>& ids, int64_
     if (end == n) break;
   }
   const Scoring scoring(model);
-  const int64_t batch = default_batch(model.config);
+  // The head's logits are made for the positions scored, about `stride`
+  // per window.
+  const int64_t batch = std::max<int64_t>(
+      1, (int64_t{16} << 20) / (std::min(stride, window) * model.config.vocab_size()));
   TokenScore score;
   // Windows of one length go through the model `batch` at a time.
   for (size_t w = 0; w < windows.size();) {
@@ -92,23 +95,27 @@ TokenScore strided_score(GPTImpl& model, const std::vector<int32_t>& ids, int64_
                                                         ids.begin() + windows[i].end)));
     }
     const torch::Tensor idx = torch::stack(rows);               // (b, len)
-    const torch::Tensor logits = model.forward(idx).logits;     // (b, len, V)
-    std::vector<torch::Tensor> scored_logits, targets;
+    const torch::Tensor hidden = model.forward_hidden(idx);     // (b, len, C)
+    // The head on the positions scored only: with the stride at half the
+    // window, half of them.
+    std::vector<torch::Tensor> scored, targets;
     for (size_t i = w; i < last; ++i) {
       const auto r = static_cast<int64_t>(i - w);
       const int64_t first = windows[i].first;
-      scored_logits.push_back(logits[r].slice(0, first - 1, len - 1));
+      scored.push_back(hidden[r].slice(0, first - 1, len - 1));
       targets.push_back(idx[r].slice(0, first, len));
       score.tokens += len - first;
     }
-    score.nll += summed_nll(torch::cat(scored_logits), torch::cat(targets));
+    score.nll += summed_nll(model.lm_head(torch::cat(scored)), torch::cat(targets));
     w = last;
+    if (progress) progress(score.tokens, n - 1);
   }
   return score;
 }
 
 TokenScore split_score(GPTImpl& model, const uint16_t* tokens, int64_t n, int64_t batch) {
   if (n < 2) throw InputError(fmt::format("a split of {} tokens has nothing to predict", n));
+  if (tokens == nullptr) throw InputError(fmt::format("split_score: tokens is null for n = {}", n));
   const int64_t T = model.config.block_size(), vocab = model.config.vocab_size();
   for (int64_t i = 0; i < n; ++i) {
     if (tokens[i] >= vocab) {

@@ -6,6 +6,7 @@
 /// candidate endings after a context (multiple-choice tasks, choices.h).
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "gpt2/model/gpt.h"
@@ -33,14 +34,18 @@ struct TokenScore {
 /// Throws InputError for a stride outside [1, window], a window outside
 /// [2, block_size], an id outside the vocabulary, or fewer than 2 ids.
 /// Runs without gradients in eval mode (dropout off); the model's
-/// training mode is restored after.
+/// training mode is restored after. The head runs on the scored positions
+/// only. `progress`, when set, is called after each forward with the tokens
+/// scored so far and the total (ids.size() - 1 at most).
 TokenScore strided_score(GPTImpl& model, const std::vector<int32_t>& ids, int64_t stride,
-                         int64_t window = 0);
+                         int64_t window = 0,
+                         const std::function<void(int64_t done, int64_t total)>& progress = {});
 
 /// The score of every token of `tokens` (n of them, uint16 as in train.bin)
 /// but the first: windows of block_size + 1 tokens starting every
 /// block_size tokens (the last one shorter), `batch` windows per forward.
-/// Throws InputError for fewer than 2 tokens or an id outside the vocabulary.
+/// Throws InputError for fewer than 2 tokens, a null `tokens`, or an id
+/// outside the vocabulary.
 TokenScore split_score(GPTImpl& model, const uint16_t* tokens, int64_t n, int64_t batch = 8);
 
 /// The score of each ending's tokens given `context`: all endings in one

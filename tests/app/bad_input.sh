@@ -14,10 +14,12 @@
 #   shards_bad/ a folder of llm.c shards whose train shard has magic 0
 #   shared/    a.safetensors (from ckpt.pt) beside a config.json that says n_head 1
 #   utf8.safetensors  a header whose one key is not UTF-8
+#   chars/     text.txt prepared with the character tokenizer
+#   huge_log.csv  a training log whose one loss is 1e308
 # plus every file of BAD_CHECKPOINTS (make_bad_checkpoints: half.pt, nan.pt,
-# torch_save.pt, code.pt). {empty} is an empty argument.
+# nan.safetensors, nan.bin, torch_save.pt, code.pt). {empty} is an empty argument.
 # Usage: bad_input.sh GPT2 SMALL_CHECKPOINT SCRATCH_ROOT TABLE ROW_NAME BAD_CHECKPOINTS
-# ROW_NAME --setup makes the template once (it runs gpt2 convert twice); each
+# ROW_NAME --setup makes the template once (it runs gpt2 convert twice and prepare once); each
 # row then copies it (cp -a: FIFOs stay FIFOs, the link stays a link).
 set -u
 gpt2=$1 checkpoint=$2 root=$3 table=$4 name=$5 bad_checkpoints=$6
@@ -41,6 +43,9 @@ if [ "$name" = "--setup" ]; then
     head -c 1032 /dev/zero >"$dir/shards_bad/x_val_000000.bin" &&
     mkdir "$dir/shared" && "$gpt2" convert "$checkpoint" "$dir/shared/a.safetensors" >/dev/null &&
     printf '{"n_head": 1}' >"$dir/shared/config.json" &&
+    "$gpt2" prepare --input "$dir/text.txt" --out "$dir/chars" --tokenizer char >/dev/null &&
+    printf 'step,split,loss,lr,grad_norm,tokens_per_s,step_s\n1,train,1e308,0.001,1,1,1\n' \
+      >"$dir/huge_log.csv" &&
     printf '\072\000\000\000\000\000\000\000{"\377\376":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}   ' \
       >"$dir/utf8.safetensors" || exit 99
   echo "bad-input scratch template made in $dir"

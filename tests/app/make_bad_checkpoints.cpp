@@ -1,6 +1,6 @@
 // Writes the checkpoints the bad-input table (bad_inputs.tsv) loads, into
-// FOLDER: half.pt (float16 weights), nan.pt (NaN and infinite weights in
-// wpe), torch_save.pt (a Python torch.save-style pickle zip) and code.pt (a
+// FOLDER: half.pt (float16 weights), nan.pt, nan.safetensors and nan.bin
+// (NaN and infinite weights in wpe), torch_save.pt (a Python torch.save-style pickle zip) and code.pt (a
 // checkpoint whose code record holds a method).
 //   make_bad_checkpoints FOLDER
 #include <filesystem>
@@ -8,6 +8,8 @@
 #include <limits>
 
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/hf_gpt2.h"
+#include "gpt2/io/llmc.h"
 #include "io/io_test_util.h"
 
 int main(int argc, char** argv) {
@@ -29,6 +31,8 @@ int main(int argc, char** argv) {
     nan->transformer->wpe->weight[1][1] = std::numeric_limits<float>::infinity();
   }
   gpt2::save_checkpoint((dir / "nan.pt").string(), *nan);
+  gpt2::save_safetensors((dir / "nan.safetensors").string(), *nan);
+  gpt2::save_llmc((dir / "nan.bin").string(), *nan);
   // Python's torch.save({}): data.pkl and version, no constants.pkl, no code/.
   gpt2::testing::write_file((dir / "torch_save.pt").string(),
                             gpt2::testing::zip_of({{"archive/data.pkl", std::string("\x80\x02}q\x00.", 6)},

@@ -127,6 +127,56 @@ TEST(AtomicFile, TemporariesOfDeadProcessesAreRemovedLiveOnesKept) {
   EXPECT_TRUE(std::filesystem::exists(live));
 }
 
+// A folder's sweep (a writer filling a folder, before it starts) removes
+// the dead temporaries of every target, also those it will not write again
+// (a re-run that writes fewer shards), and keeps live ones and other files.
+TEST(AtomicFile, AFolderSweepRemovesEveryDeadTemporary) {
+  testing::TempDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  const std::string dead1 = dir / fmt::format(".d_train_000009.bin.tmp-{}-3", child);
+  const std::string dead2 = dir / fmt::format(".a.tmp-b.tmp-{}-0", child);
+  const std::string live = dir / fmt::format(".d_train_000001.bin.tmp-{}-0", ::getpid());
+  const std::string others[] = {dir / "d_train_000001.bin", dir / ".hidden", dir / ".x.tmp-abc-1",
+                                dir / fmt::format("y.tmp-{}-0", child)};
+  for (const auto& f : {dead1, dead2, live}) std::ofstream(f) << "x";
+  for (const auto& f : others) std::ofstream(f) << "x";
+  remove_stale_temporaries(std::filesystem::path(dead1).parent_path().string());
+  EXPECT_FALSE(std::filesystem::exists(dead1));
+  EXPECT_FALSE(std::filesystem::exists(dead2));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  for (const auto& f : others) EXPECT_TRUE(std::filesystem::exists(f)) << f;
+}
+
+// An application's handler that lets the first signal finish the save and
+// ends the process on the second (as `gpt2 train` does) leaves no temporary.
+TEST(AtomicFile, ASecondSignalThatEndsTheProcessMidSaveLeavesNoTemporary) {
+  testing::TempDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    static volatile sig_atomic_t seen = 0;
+    struct sigaction sa {};
+    sa.sa_handler = [](int sig) {
+      if (seen++ > 0) {
+        ::signal(sig, SIG_DFL);
+        ::raise(sig);
+      }
+    };
+    ::sigaction(SIGTERM, &sa, nullptr);
+    StagedFile staged(dir / "ckpt.pt");
+    staged.append("half", 4);
+    ::raise(SIGTERM);  // asked to stop: the save goes on
+    ::raise(SIGTERM);  // asked again: the process ends here
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  EXPECT_EQ(dir.entries(), 0) << "a temporary was left behind";
+}
+
 TEST(AtomicFile, SameFileSeesLinksAndOtherSpellings) {
   testing::TempDir dir;
   write_text(dir / "a", "1");

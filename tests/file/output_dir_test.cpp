@@ -59,6 +59,28 @@ TEST(OutputDir, AFolderNoFileCanBeMadeInIsRefused) {
             std::string::npos);
 }
 
+TEST(OutputDir, AnInputInsideTheFolderToWriteIsRefusedByItsResolvedPath) {
+  testing::TempDir dir;
+  const std::string out = dir / "data";
+  std::filesystem::create_directories(out + "/sub");
+  std::ofstream(out + "/train.bin") << "x";
+  std::ofstream(dir / "text.txt") << "x";
+  std::filesystem::create_symlink(out + "/train.bin", dir / "link.bin");
+  for (const std::string& in : {out + "/train.bin", out, out + "/sub", dir / "link.bin",
+                                dir / "data/../data/train.bin"}) {
+    try {
+      refuse_input_inside(in, out, "dataset folder");
+      ADD_FAILURE() << in << " accepted";
+    } catch (const FileError& e) {
+      EXPECT_NE(std::string(e.what()).find("is inside the dataset folder"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(refuse_input_inside(dir / "text.txt", out, "dataset folder"));
+  EXPECT_NO_THROW(refuse_input_inside(dir / "text.txt", dir / "data2", "dataset folder"))
+      << "a sibling whose name begins the same is not inside";
+  EXPECT_NO_THROW(refuse_input_inside(dir / "text.txt", dir / "new/folder", "dataset folder"));
+}
+
 TEST(FolderLock, ASecondHolderIsRefusedAndNoFileIsLeft) {
   gpt2::testing::TempDir dir;
   const std::string run = dir / "run";

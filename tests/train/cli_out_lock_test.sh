@@ -19,7 +19,8 @@ wait "$first"
 cat "$dir/second.txt"
 [ "$second" -eq 2 ] && grep -q "is in use by another process" "$dir/second.txt" || {
   echo "FAIL: the second trainer was not refused (exit $second)"; exit 1; }
-"$gpt2" train --data "$data" --out "$dir/run" --preset nano --max-steps 1 --sample-tokens 0 >/dev/null 2>&1 || {
+"$gpt2" train --data "$data" --out "$dir/run" --overwrite --preset nano --max-steps 1 --sample-tokens 0 \
+  >/dev/null 2>&1 || {
   echo "FAIL: the folder stayed locked after the first trainer ended"; exit 1; }
 [ -z "$(find "$dir/run" -name '.lock*')" ] || { echo "FAIL: a lock file was left"; exit 1; }
 echo "second trainer refused while the first ran; free after"

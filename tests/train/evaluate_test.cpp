@@ -3,6 +3,7 @@
 // context Hugging Face's strided loop gives it, and the model's own loss.
 #include "gpt2/train/evaluate.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -131,6 +132,8 @@ TEST(Evaluate, LeavesTheModelInItsModeAndRefusesBadArgumentsByName) {
   const uint16_t big[] = {1, 2, 400};
   EXPECT_EQ(message([&] { split_score(*model, big, 3); }),
             "token id 400 at position 2 is outside the model's vocabulary [0, 96)");
+  EXPECT_EQ(message([&] { split_score(*model, nullptr, 100); }),
+            "split_score: tokens is null for n = 100");
 }
 
 // Each ending's tokens, scored one forward per token over the row's
@@ -222,6 +225,18 @@ TEST(Choices, ReadsHellaSwagsSchemaAndScoresAccAndAccNorm) {
   EXPECT_EQ(r.correct, want);
   EXPECT_EQ(r.correct_norm, want_norm);
   EXPECT_DOUBLE_EQ(r.acc(), want / 2.0);
+  // A label outside the endings is the item's error, not a wrong answer.
+  for (const int64_t label : {int64_t{-1}, static_cast<int64_t>(items[1].endings.size())}) {
+    auto bad = items;
+    bad[1].label = label;
+    try {
+      score_choices(*model, bad, encode);
+      ADD_FAILURE() << "label " << label << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), fmt::format("line 3: the label {} is not an index of its 3 "
+                                                   "endings", label));
+    }
+  }
 }
 
 }  // namespace

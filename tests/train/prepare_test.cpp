@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -14,6 +15,7 @@
 #include "gpt2/text/tokenizer.h"
 #include "gpt2/train/data/data_folder.h"
 #include "gpt2/train/data/shard_file.h"
+#include "gpt2/train/data/text_input.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/token_loader.h"
 #include "test_util.h"
@@ -89,6 +91,26 @@ TEST(Prepare, SafeCutIsBeforeWhiteSpaceAfterNone) {
 // Two documents: each starts with <|endoftext|> (fineweb.py), the first
 // shard is val, every shard but the last holds shard_tokens ids, and a
 // second run with fewer shards removes the first run's extra ones.
+// A stretch with no safe cut (NUL bytes) is cut anyway once it reaches
+// kMaxPieces pieces, at a character boundary: memory stays bounded.
+TEST(Prepare, AStretchWithoutASafeCutIsCutAtTheBound) {
+  testing::TempDir dir;
+  const size_t piece = 64;
+  std::string text(piece * kMaxPieces * 3, '\0');
+  for (size_t i = piece - 1; i < text.size(); i += 5) text.replace(i, 2, "\xc3\xa9");  // é
+  text.resize(piece * kMaxPieces * 3);
+  std::ofstream(dir / "zeros.txt", std::ios::binary) << text;
+  std::string joined;
+  size_t longest = 0;
+  read_pieces(list_text_inputs({dir / "zeros.txt"}), piece, {}, [&](TextPiece&& p) {
+    longest = std::max(longest, p.text.size());
+    EXPECT_NE(static_cast<unsigned char>(p.text[0]) & 0xC0, 0x80) << "cut inside a character";
+    joined += p.text;
+  });
+  EXPECT_LE(longest, piece * kMaxPieces + piece);
+  EXPECT_EQ(joined, text);
+}
+
 TEST(Prepare, LlmcShardsAreFinewebsLayout) {
   testing::TempDir dir;
   const Tokenizer bpe = Tokenizer::gpt2();

@@ -38,6 +38,27 @@ CLI::Validator in_range(T lo, T hi) {
       fmt::format("{} in [{} - {}]", CLI::detail::type_name<T>(), lo, hi), "RANGE");
 }
 
+/// Refuses an empty path ("--init-from: the path is empty"). A path that
+/// does not exist is left to the reader, whose error names the file, not
+/// one of an option's spellings (--checkpoint for --model).
+inline CLI::Validator non_empty_path() {
+  return CLI::Validator(
+      [](std::string& text) { return text.empty() ? std::string("the path is empty") : std::string(); },
+      "PATH");
+}
+
+/// Refuses a negative number for an unsigned option (or each item of a
+/// list), which CLI11 would otherwise wrap: "-1" would be 2^64 - 1.
+inline CLI::Validator not_negative() {
+  return CLI::Validator(
+      [](std::string& text) {
+        return text.find('-') == std::string::npos
+                   ? std::string()
+                   : fmt::format("Value {} is negative; a count or seed is at least 0", text);
+      },
+      "UINT");
+}
+
 /// Parses `argv` into `app` and runs the chosen command; returns the exit
 /// status: `rc` (which the command's callback sets) on success, CLI11's
 /// code for a parse error, 2 for a gpt2::Error, a filesystem error, memory

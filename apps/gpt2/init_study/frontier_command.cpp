@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/init_study/frontier.h"
 
 namespace gpt2::app {
@@ -30,6 +31,7 @@ void add_setting(CLI::App* cmd, const std::shared_ptr<FrontierFlags>& flags, con
   if constexpr (!std::is_same_v<T, int64_t> && !std::is_same_v<T, std::string>) {
     option->delimiter(',');
   }
+  if constexpr (std::is_same_v<T, std::vector<uint64_t>>) option->check(gpt2::app::not_negative());
   flags->apply.push_back([option, value, member](FrontierGrid& g) {
     if (option->count() > 0) g.*member = *value;
   });

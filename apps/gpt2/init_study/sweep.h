@@ -20,6 +20,10 @@ namespace gpt2::app {
 inline constexpr ResidualScale kSweepSchemes[] = {
     ResidualScale::kTwoPerBlock, ResidualScale::kOnePerBlock, ResidualScale::kNone};
 
+/// The deepest model the sweep builds: its time grows with the square of
+/// the depth (docs/init.md gives a figure).
+inline constexpr int64_t kMaxSweepDepth = 256;
+
 /// Builds a model of `config` (seeded), runs a (batch, seq) batch of random
 /// tokens with random targets forward and backward, and measures it.
 InitProfile profile_at_init(const GPTConfig& config, int64_t batch, int64_t seq,

@@ -24,22 +24,49 @@ struct Series {
 }  // namespace
 
 std::vector<double> moving_average(const std::vector<double>& y, size_t window) {
+  std::vector<double> prefix(y.size() + 1, 0.0);  // prefix[i]: the sum of y[0..i)
+  for (size_t i = 0; i < y.size(); ++i) prefix[i + 1] = prefix[i] + y[i];
   std::vector<double> out(y.size());
   const size_t half = window / 2;
   for (size_t i = 0; i < y.size(); ++i) {
     const size_t lo = i >= half ? i - half : 0, hi = std::min(y.size(), i + half + 1);
-    double sum = 0;
-    for (size_t j = lo; j < hi; ++j) sum += y[j];
-    out[i] = sum / static_cast<double>(hi - lo);
+    out[i] = (prefix[hi] - prefix[lo]) / static_cast<double>(hi - lo);
   }
   return out;
 }
+
+namespace {
+
+// Every k-th point (and the last), at most about kMaxPoints: an SVG of a
+// million-step log draws in a second and is still a curve at 900 pixels.
+constexpr size_t kMaxPoints = 4000;
+
+Series thinned(const std::vector<PLFLT>& x, const std::vector<PLFLT>& y) {
+  const size_t k = std::max<size_t>(1, (x.size() + kMaxPoints - 1) / kMaxPoints);
+  Series s;
+  for (size_t i = 0; i < x.size(); i += k) {
+    s.x.push_back(x[i]);
+    s.y.push_back(y[i]);
+  }
+  if (!x.empty() && (x.size() - 1) % k != 0) {
+    s.x.push_back(x.back());
+    s.y.push_back(y.back());
+  }
+  return s;
+}
+
+}  // namespace
 
 void plot_losses(const std::vector<LogRow>& rows, const std::string& path,
                  const std::string& title) {
   Series train, val;
   for (const LogRow& r : rows) {
     if (!std::isfinite(r.loss)) continue;
+    if (std::fabs(r.loss) > kMaxDrawable || std::fabs(static_cast<double>(r.step)) > kMaxDrawable) {
+      throw InputError(fmt::format("the log's {} row at step {} holds loss {}: past what the plot "
+                                   "can draw (magnitudes up to {:g})", r.split, r.step, r.loss,
+                                   kMaxDrawable));
+    }
     Series& s = r.split == "val" ? val : train;
     if (r.split == "val" || r.split == "train") {
       s.x.push_back(static_cast<PLFLT>(r.step));
@@ -76,8 +103,9 @@ void plot_losses(const std::vector<LogRow>& rows, const std::string& path,
     if (!train.x.empty()) {
       plcol0(kRaw);
       plwidth(1);
-      plline(static_cast<PLINT>(train.x.size()), train.x.data(), train.y.data());
-      const Series s{train.x, moving_average(train.y, std::max<size_t>(1, train.y.size() / 25))};
+      const Series raw = thinned(train.x, train.y);
+      plline(static_cast<PLINT>(raw.x.size()), raw.x.data(), raw.y.data());
+      const Series s = thinned(train.x, moving_average(train.y, std::max<size_t>(1, train.y.size() / 25)));
       plcol0(kSmooth);
       plwidth(2);
       plline(static_cast<PLINT>(s.x.size()), s.x.data(), s.y.data());
@@ -87,9 +115,10 @@ void plot_losses(const std::vector<LogRow>& rows, const std::string& path,
     if (!val.x.empty()) {
       plcol0(kVal);
       plwidth(2);
-      plline(static_cast<PLINT>(val.x.size()), val.x.data(), val.y.data());
+      const Series v = thinned(val.x, val.y);
+      plline(static_cast<PLINT>(v.x.size()), v.x.data(), v.y.data());
       plssym(0, 1.3);
-      plstring(static_cast<PLINT>(val.x.size()), val.x.data(), val.y.data(), "#(728)");
+      plstring(static_cast<PLINT>(v.x.size()), v.x.data(), v.y.data(), "#(728)");
       entry("val", kVal, true);
     }
     plwidth(1);

@@ -65,14 +65,7 @@ GPTConfig pretrained_config(const ModelFlags& flags, const Pretrained& from, uin
 
 void check_pretrained_vocabulary(const Pretrained& from, const DatasetMeta& data,
                                  const std::string& data_dir) {
-  const int64_t vocab = from.model.vocab_size();
-  check_vocabulary(vocab, fmt::format("{}'s vocab_size", from.path), data, data_dir);
-  if (data.tokenizer == "char" && data.vocab_size != vocab) {
-    throw ConfigError(fmt::format(
-        "{} is character-level data with {} ids, but {} has vocab_size {}: its token ids would "
-        "mean other things (prepare the text with --tokenizer gpt2 for a GPT-2 model)",
-        data_dir, data.vocab_size, from.path, vocab));
-  }
+  check_data_for_model(data, data_dir, from.model.vocab_size(), from.path);
 }
 
 }  // namespace

@@ -95,6 +95,13 @@ int run_train(const TrainFlags& flags) {
   // A fine-tune written over the model it starts from would replace it at
   // its first checkpoint.
   refuse_writing_over_inputs(ckpt, {{flags.init_from, "--init-from"}});
+  // Another run's checkpoint is replaced only when asked, before anything
+  // (the shipped corpus's preparation included) is written.
+  if (lead && std::filesystem::is_directory(flags.out)) FolderLock{flags.out};  // not in use
+  if (lead && !flags.resume && !flags.overwrite && std::filesystem::exists(ckpt)) {
+    throw FileError(fmt::format("'{}' holds a run ('{}'): continue it with --resume, replace it "
+                                "with --overwrite, or give another --out", flags.out, ckpt));
+  }
   if (!flags.init_from.empty()) {
     if (flags.resume) throw ConfigError("--init-from and --resume exclude each other");
     from_file.emplace(load_model_file(flags.init_from));
@@ -141,7 +148,7 @@ int run_train(const TrainFlags& flags) {
     fmt::print(out, "resumed   {} at step {}\n", ckpt, c->step);
   } else {
     if (std::filesystem::exists(ckpt)) {
-      fmt::print(out, "fresh     replacing {} (continue a run with --resume)\n", ckpt);
+      fmt::print(out, "fresh     replacing {} (--overwrite)\n", ckpt);
     }
     GPT model = from_file ? with_config(*from_file->model, run.model) : GPT(run.model);
     from_file.reset();  // the run trains the copy
@@ -229,10 +236,14 @@ void add_train_command(CLI::App& app, int* rc) {
       "Fine-tune this model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c "
       ".bin): its config and weights, a fresh optimizer; recipe: the finetune preset unless "
       "--preset");
-  cmd->add_flag("--resume", flags->resume,
+  init_from->check(gpt2::app::non_empty_path());
+  CLI::Option* resume = cmd->add_flag("--resume", flags->resume,
                 "Continue OUT/ckpt.pt (model flags must match it; training flags override its "
                 "recipe)")
       ->excludes(init_from);
+  cmd->add_flag("--overwrite", flags->overwrite,
+                "Replace a run already in OUT (a fresh run refuses OUT/ckpt.pt otherwise)")
+      ->excludes(resume);
   cmd->add_option("--sample-tokens", flags->sample_tokens, "Tokens sampled after training")
       ->check(gpt2::app::in_range(int64_t{0}, int64_t{1} << 20));
   std::vector<TrainOptions> recipes;

@@ -30,6 +30,8 @@ struct TrainFlags {
   /// Continue OUT/ckpt.pt with its model and options (model flags given must
   /// match the checkpoint's; training flags given override its options).
   bool resume = false;
+  /// Replace OUT/ckpt.pt, which a fresh run refuses otherwise.
+  bool overwrite = false;
   /// A model file (any format load_model reads) to fine-tune: the run
   /// starts from its weights and config, with a fresh optimizer and
   /// schedule; the recipe is the finetune preset's unless --preset is given.

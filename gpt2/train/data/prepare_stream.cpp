@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <filesystem>
 #include <limits>
@@ -134,6 +135,31 @@ std::string folder_name(const std::string& dir) {
   return path.filename().empty() ? "data" : path.filename().string();
 }
 
+// The shards' NAME, checked: a plain file name (letters, digits, '.', '_',
+// '-'; not hidden) that holds neither "_train_" nor "_val_", which the
+// readers take for the split.
+std::string checked_shard_name(const PrepareOptions& o, const std::string& dir) {
+  const std::string name = o.shard_name.empty() ? folder_name(dir) : o.shard_name;
+  const char* whence = o.shard_name.empty() ? "the folder's name, the default shard name," : "the shard name";
+  const bool plain = !name.empty() && name.front() != '.' &&
+                     std::all_of(name.begin(), name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+                     });
+  if (!plain) {
+    throw InputError(fmt::format("{} '{}' is not a plain name: use letters, digits, '.', '_' and "
+                                 "'-', not starting with '.'{}", whence, name,
+                                 o.shard_name.empty() ? "; give --shard-name" : ""));
+  }
+  for (const char* split : {"_train_", "_val_"}) {
+    if (name.find(split) != std::string::npos) {
+      throw InputError(fmt::format("{} '{}' holds '{}', which the shard readers take for the "
+                                   "split: choose a name without it{}", whence, name, split,
+                                   o.shard_name.empty() ? " (--shard-name)" : ""));
+    }
+  }
+  return name;
+}
+
 DatasetMeta prepare_into(std::vector<TextInput> inputs, const std::string& dir,
                          const PrepareOptions& o) {
   std::unique_ptr<StagedFile> spool;
@@ -163,7 +189,7 @@ DatasetMeta prepare_into(std::vector<TextInput> inputs, const std::string& dir,
     while (split > 0 && split < total && (byte_at(inputs, split) >> 6) == 0x2) --split;
     sink = detail::nanogpt_sink(dir, o.val_fraction, split, total);
   } else {
-    sink = detail::shard_sink(dir, o.shard_name.empty() ? folder_name(dir) : o.shard_name, o.shard_tokens);
+    sink = detail::shard_sink(dir, checked_shard_name(o, dir), o.shard_tokens);
   }
   std::optional<CharTokenizer> chars;
   std::optional<Tokenizer> bpe;
@@ -233,8 +259,17 @@ DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::s
     throw InputError(fmt::format("no text to prepare: the input ({}) is empty",
                                  inputs.empty() ? "no files" : fmt::format("'{}'", fmt::join(inputs, "', '"))));
   }
-  const bool made = make_output_dir(dir, "dataset folder");
+  if (options.format == "llmc") checked_shard_name(options, dir);
+  // The inputs are read while the folder is written: none may lie in it.
+  // (A `dir` that is a file is make_output_dir's to refuse.)
   std::error_code ec;
+  if (!std::filesystem::exists(dir, ec) || std::filesystem::is_directory(dir, ec)) {
+    for (const auto& in : listed) {
+      if (!in.is_stdin()) refuse_input_inside(in.path, dir, "dataset folder");
+    }
+  }
+  const bool made = make_output_dir(dir, "dataset folder");
+  remove_stale_temporaries(dir);  // left by a run killed mid-write
   try {
     return prepare_into(listed, dir, options);
   } catch (...) {

@@ -104,6 +104,13 @@ void read_pieces(const std::vector<TextInput>& inputs, std::size_t piece_bytes,
       while (pending.size() > piece_bytes) {
         std::size_t cut = safe_cut(pending, piece_bytes);
         if (cut == 0) cut = safe_cut_after(pending, piece_bytes);
+        if (cut == 0 && pending.size() >= kMaxPieces * piece_bytes) {
+          // Bounded memory over a stretch without a safe cut (/dev/zero): a
+          // cut at a character boundary.
+          cut = piece_bytes;
+          while (cut > 0 && (static_cast<unsigned char>(pending[cut]) & 0xC0) == 0x80) --cut;
+          if (cut == 0) cut = piece_bytes;
+        }
         if (cut == 0) break;  // no cut yet: read on
         flush(cut);
       }

@@ -39,11 +39,18 @@ struct TextPiece {
   uint64_t offset = 0;
 };
 
+/// Pieces a stretch without a safe cut may reach before it is cut at a
+/// character boundary anyway, bounding memory (a file of NUL bytes has no
+/// safe cut): GPT-2's pre-tokenizer may then split a word there that whole
+/// text would keep, the one place prepare's tokens can differ from encoding
+/// the text in one call.
+inline constexpr std::size_t kMaxPieces = 16;
+
 /// Reads `inputs` in order and calls `emit` with pieces of about
-/// `piece_bytes` (longer only where no safe cut exists), cut at safe_cut
-/// and at the offsets in `hard_cuts` (sorted; bytes of the concatenation,
-/// e.g. where val begins). Throws FileError naming an input that cannot be
-/// read.
+/// `piece_bytes` (longer only where no safe cut exists, up to kMaxPieces
+/// times it), cut at safe_cut and at the offsets in `hard_cuts` (sorted;
+/// bytes of the concatenation, e.g. where val begins). Throws FileError
+/// naming an input that cannot be read.
 void read_pieces(const std::vector<TextInput>& inputs, std::size_t piece_bytes,
                  const std::vector<uint64_t>& hard_cuts,
                  const std::function<void(TextPiece&&)>& emit);
