@@ -17,6 +17,9 @@ extern "C" void on_stop_signal(int sig) {
 SignalScope::SignalScope(void (*handler)(int)) {
   struct sigaction sa {};
   sa.sa_handler = handler;
+  // The handler only sets a flag: a read, write or wait that the signal
+  // lands in (Gloo's, LibTorch's, ours) goes on as if none had come.
+  sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int_);
   sigaction(SIGTERM, &sa, &old_term_);
