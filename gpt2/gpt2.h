@@ -6,7 +6,6 @@
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
 #include "gpt2/io/checkpoint.h"
-#include "gpt2/io/export.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"

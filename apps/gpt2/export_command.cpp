@@ -12,7 +12,6 @@
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/io/checkpoint.h"
-#include "gpt2/io/export.h"
 
 namespace gpt2::app {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "apps/gpt2/common/model_flags.h"
-#include "gpt2/generate/sampling.h"
+#include "gpt2/generate/generate.h"
 
 namespace gpt2::app {
 

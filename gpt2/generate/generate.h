@@ -1,19 +1,77 @@
 #pragma once
 /// Text generation from a GPT: prompts in, sampled continuations out, with
-/// a KV cache so that each new token costs one position, not the context.
+/// a KV cache so that each new token costs one position, not the context;
+/// and the sampler that chooses each token from the logits (greedy,
+/// temperature, top-k, top-p).
+
+#include <ATen/core/Generator.h>
+#include <torch/arg.h>
+#include <torch/types.h>
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
-#include "gpt2/generate/sampling.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2 {
 
+/// How generate() samples and when it stops.
+struct SamplingOptions {
+  /// Tokens to add to each prompt at most.
+  TORCH_ARG(int64_t, max_new_tokens) = 256;
+  /// Divides the logits; 0 means greedy (always the most likely token).
+  TORCH_ARG(double, temperature) = 1.0;
+  /// Keep only the k most likely tokens; unset keeps all.
+  TORCH_ARG(std::optional<int64_t>, top_k) = std::nullopt;
+  /// Keep the smallest set of most likely tokens whose probability reaches
+  /// p (nucleus sampling); 1 keeps all.
+  TORCH_ARG(double, top_p) = 1.0;
+  /// Seed of the sampler's own generator: the same seed gives the same text.
+  TORCH_ARG(uint64_t, seed) = 1337;
+  /// A row stops after producing this token (GPT-2's <|endoftext|> is
+  /// 50256); unset runs every row to max_new_tokens.
+  TORCH_ARG(std::optional<int64_t>, stop_token) = std::nullopt;
+  /// Decode with a KV cache (one new position per step) rather than
+  /// recomputing the whole context per token, as nanoGPT does.
+  TORCH_ARG(bool, use_cache) = true;
+  /// Prompt-lookup decoding (greedy only): each step proposes up to this
+  /// many tokens, the continuation of the last n-gram's latest earlier
+  /// occurrence in the context, and checks them in one forward; 0 is off.
+  /// The tokens are those of plain greedy decoding.
+  TORCH_ARG(int64_t, prompt_lookup) = 0;
+};
+
+/// Throws InputError naming the option and its value for temperature < 0
+/// or NaN, top_k < 1, top_p outside (0, 1], max_new_tokens < 0, or a
+/// prompt_lookup outside [0, 64] or with a temperature other than 0.
+void validate(const SamplingOptions& options);
+
+/// Throws InputError naming the first position of a NaN or infinite value
+/// in `logits`: what a model with non-finite weights produces.
+void check_logits(const torch::Tensor& logits);
+
+/// One token per row from logits (B, V): argmax at temperature 0, else a
+/// draw from softmax(logits / temperature) restricted by top_k and top_p,
+/// using `generator`. Returns (B) int64. A temperature below float's
+/// smallest normal number (1.2e-38) is greedy; above it the draw cannot
+/// meet NaN (each row's largest logit is taken to 0 first), and the most
+/// likely token survives any top_p. Throws check_logits's InputError.
+torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& options,
+                          at::Generator& generator);
+
 /// Called with (prompt index, token) for each new token as soon as it is
 /// chosen, so a caller can stream text.
 using TokenCallback = std::function<void(size_t row, int64_t token)>;
+
+/// What prompt-lookup decoding did (SamplingOptions::prompt_lookup).
+struct LookupStats {
+  /// Tokens proposed, and how many of them greedy decoding confirmed.
+  int64_t drafted = 0, accepted = 0;
+  /// Forwards run, and tokens produced by them.
+  int64_t forwards = 0, tokens = 0;
+};
 
 /// Extends each prompt by up to options.max_new_tokens() tokens sampled by
 /// sample_next, stopping a row early at options.stop_token(). Returns the
@@ -32,14 +90,7 @@ using TokenCallback = std::function<void(size_t row, int64_t token)>;
 /// Runs without grad and with dropout off (the model's train/eval mode is
 /// restored after). Throws InputError for an empty prompt, a token id
 /// outside the vocabulary (naming prompt, position and id) or bad options.
-/// What prompt-lookup decoding did (SamplingOptions::prompt_lookup).
-struct LookupStats {
-  /// Tokens proposed, and how many of them greedy decoding confirmed.
-  int64_t drafted = 0, accepted = 0;
-  /// Forwards run, and tokens produced by them.
-  int64_t forwards = 0, tokens = 0;
-};
-
+///
 /// With options.prompt_lookup() > 0, each prompt is decoded on its own by
 /// prompt-lookup decoding (Hugging Face's prompt_lookup_num_tokens): the
 /// last 3, 2 or 1 tokens are looked up in the context, the tokens that

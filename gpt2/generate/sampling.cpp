@@ -1,4 +1,4 @@
-#include "gpt2/generate/sampling.h"
+#include "gpt2/generate/generate.h"
 
 #include <fmt/format.h>
 

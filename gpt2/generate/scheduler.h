@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "gpt2/fields/fields.h"
-#include "gpt2/generate/sampling.h"
+#include "gpt2/generate/generate.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2 {

@@ -20,7 +20,7 @@
 #include "gpt2/io/checkpoint/optimizer_state.h"
 #include "gpt2/io/checkpoint/torch_archive.h"
 #include "gpt2/io/detail/mapped_tensor.h"
-#include "gpt2/io/fits_in_memory.h"
+#include "gpt2/io/model_source.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/error.h"
 

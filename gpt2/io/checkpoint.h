@@ -12,7 +12,12 @@
 /// a malformed one is a FormatError naming the file and the rule. Use these functions rather
 /// than `torch::load(model, path)`, which in LibTorch 1.13 silently loads
 /// tensors of another shape into a model of another width.
+///
+/// TorchScript export, the other archive: a standalone program that C++
+/// apps without this library (torch::jit::load) and Python
+/// (torch.jit.load) can run.
 
+#include <torch/csrc/jit/api/module.h>
 #include <torch/optim/optimizer.h>
 #include <torch/types.h>
 
@@ -21,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpt2/io/load_options.h"
+#include "gpt2/io/model_source.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
 
@@ -108,5 +113,17 @@ void load_weights(const std::string& path, GPTImpl& model);
 /// parameter's (LibTorch's load does not check), naming group, index and
 /// shapes; `optimizer` is then as before.
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer);
+
+/// A torch::jit::Module mirroring the model's tree and names, holding the
+/// model's own tensors (the tied one registered as both
+/// transformer.wte.weight and lm_head.weight), with
+/// `forward(idx (B, T) int64) -> logits (B, T, vocab_size)` compiled from
+/// TorchScript source by Module::define. T stays dynamic up to block_size;
+/// dropout is left out (an exported program is for inference).
+torch::jit::Module to_torchscript(const GPTImpl& model);
+
+/// Saves to_torchscript(model) to `path` atomically. The model is not
+/// changed. Throws FileError naming `path`.
+void export_torchscript(const GPTImpl& model, const std::string& path);
 
 }  // namespace gpt2

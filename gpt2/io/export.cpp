@@ -1,4 +1,4 @@
-#include "gpt2/io/export.h"
+#include "gpt2/io/checkpoint.h"
 
 #include <fmt/format.h>
 

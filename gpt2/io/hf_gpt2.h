@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "gpt2/io/load_options.h"
+#include "gpt2/io/model_source.h"
 #include "gpt2/io/safetensors.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/model/config.h"

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "gpt2/error.h"
-#include "gpt2/io/fits_in_memory.h"
+#include "gpt2/io/model_source.h"
 #include "gpt2/io/import.h"
 
 namespace gpt2::detail {

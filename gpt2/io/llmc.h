@@ -13,7 +13,6 @@
 #include <string>
 #include <string_view>
 
-#include "gpt2/io/load_options.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/model/config.h"

@@ -1,4 +1,4 @@
-#include "gpt2/io/load_options.h"
+#include "gpt2/io/model_source.h"
 
 namespace gpt2 {
 

@@ -58,7 +58,7 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
  public:
   /// Validates the config (ConfigError, before allocating anything; the
   /// memory check for configs from files and flags is
-  /// check_fits_in_memory, gpt2/io/fits_in_memory.h), builds the modules and runs
+  /// check_fits_in_memory, gpt2/io/model_source.h), builds the modules and runs
   /// init_weights with config.init(): every tensor is written once. Under a
   /// DeferInit it writes nothing.
   explicit GPTImpl(const GPTConfig& config);

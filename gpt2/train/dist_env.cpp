@@ -1,4 +1,4 @@
-#include "gpt2/train/dist_env.h"
+#include "gpt2/train/distributed.h"
 
 #include <fmt/format.h>
 #include <netdb.h>

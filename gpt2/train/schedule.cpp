@@ -1,4 +1,4 @@
-#include "gpt2/train/schedule.h"
+#include "gpt2/train/train_options.h"
 
 #include <cmath>
 

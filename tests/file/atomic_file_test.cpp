@@ -17,7 +17,6 @@
 #include "gpt2/error.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/file/fd_streambuf.h"
-#include "gpt2/io/export.h"
 #include "test_util.h"
 
 namespace gpt2 {

@@ -1,4 +1,4 @@
-#include "gpt2/io/export.h"
+#include "gpt2/io/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/serialization/import.h>

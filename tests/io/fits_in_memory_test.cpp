@@ -1,4 +1,4 @@
-#include "gpt2/io/fits_in_memory.h"
+#include "gpt2/io/model_source.h"
 
 #include <gtest/gtest.h>
 

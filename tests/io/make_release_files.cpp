@@ -22,7 +22,6 @@
 #include <iostream>
 
 #include "gpt2/io/checkpoint.h"
-#include "gpt2/io/export.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/ops/torch_compat.h"

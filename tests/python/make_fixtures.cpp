@@ -15,7 +15,6 @@
 #include <iostream>
 
 #include "gpt2/io/checkpoint.h"
-#include "gpt2/io/export.h"
 #include "gpt2/model/gpt.h"
 
 namespace {

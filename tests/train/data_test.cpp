@@ -11,7 +11,7 @@
 #include "gpt2/text/char_tokenizer.h"
 #include "gpt2/train/data/data_folder.h"
 #include "gpt2/train/dataset.h"
-#include "gpt2/train/schedule.h"
+#include "gpt2/train/train_options.h"
 #include "gpt2/train/token_loader.h"
 #include "gpt2/train/train_log.h"
 #include "test_util.h"

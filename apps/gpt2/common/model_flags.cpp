@@ -9,7 +9,6 @@
 
 #include "gpt2/fields/table.h"
 #include "gpt2/generate/weight_format.h"
-#include "gpt2/io/fits_in_memory.h"
 #include "gpt2/io/model_source.h"
 
 namespace gpt2::app {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "apps/gpt2/common/field_flags.h"
-#include "gpt2/io/load_options.h"
+#include "gpt2/io/model_source.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
 

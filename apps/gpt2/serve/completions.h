@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gpt2/generate/sampling.h"
+#include "gpt2/generate/generate.h"
 #include "gpt2/text/tokenizer.h"
 
 namespace gpt2::app {

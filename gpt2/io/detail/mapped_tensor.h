@@ -1,6 +1,6 @@
 #pragma once
 // A model file's bytes in memory and tensors over them, for the readers'
-// Mmap modes (load_options.h; internal to gpt2/io).
+// Mmap modes (model_source.h; internal to gpt2/io).
 
 #include <ATen/core/Tensor.h>
 
@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "gpt2/file/mapped_file.h"
-#include "gpt2/io/load_options.h"
+#include "gpt2/io/model_source.h"
 
 namespace gpt2::detail {
 

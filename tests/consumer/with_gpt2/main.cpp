@@ -2,7 +2,7 @@
 // to the path given as the first argument. Exits non-zero on any failure.
 #include <iostream>
 
-#include "gpt2/io/export.h"
+#include "gpt2/io/checkpoint.h"
 #include "gpt2/model/gpt.h"
 
 int main(int argc, char** argv) {
