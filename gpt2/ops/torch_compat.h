@@ -4,6 +4,7 @@
 // place. Each difference is detected from LibTorch's own declarations where
 // it can be, so a release in between needs no table of versions.
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/Allocator.h>
 #include <torch/optim/optimizer.h>
 #include <torch/version.h>
@@ -87,5 +88,22 @@ constexpr bool const_allocate(c10::DataPtr (A::*)(size_t)) { return false; }
 // `c10::DataPtr allocate_bytes(size_t n)` (and raw_deleter).
 using Allocator =
     detail::AllocatorFor<c10::Allocator, detail::const_allocate(&c10::Allocator::allocate)>;
+
+// Torch's own fused CPU ops that 1.13 lacks, for measuring the library's
+// kernels against them (gpt2 bench ops): scaled_dot_product_attention (2.0)
+// and the CPU kernel of _fused_adamw_, what torch.optim.AdamW(fused=True)
+// runs (2.4). Defined in torch_compat.cpp, so that this header stays light.
+bool has_sdpa();
+bool has_fused_adamw();
+// softmax(q k^T / sqrt(hs) + causal mask) v by torch's
+// scaled_dot_product_attention(is_causal=true); throws c10::Error where
+// has_sdpa() is false.
+at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+// One AdamW step of every tensor of `params` by torch's fused CPU kernel
+// (amsgrad off, no maximize); `steps` are float scalars it counts up.
+// Throws c10::Error where has_fused_adamw() is false.
+void fused_adamw(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
+                 at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
+                 double beta2, double weight_decay, double eps);
 
 }  // namespace gpt2::compat

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "apps/gpt2/bench/bench_lookup.h"
+#include "apps/gpt2/bench/bench_ops.h"
 #include "apps/gpt2/bench/bench_products.h"
 #include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/bench/bench_train.h"
@@ -233,6 +234,7 @@ void add_bench_command(CLI::App& app, int* rc) {
   add_bench_train_command(*bench, rc);
   add_bench_products_command(*bench, rc);
   add_bench_lookup_command(*bench, rc);
+  add_bench_ops_command(*bench, rc);
   auto load_paths = std::make_shared<std::vector<std::string>>();
   auto load_repeats = std::make_shared<int>(5);
   auto load_no_peer = std::make_shared<bool>(false);
