@@ -6,7 +6,6 @@
 
 #include "gpt2/error.h"
 #include "gpt2/ops/settings.h"
-#include "gpt2/model/shape.h"
 
 namespace gpt2 {
 
@@ -19,7 +18,7 @@ std::vector<std::string> state_dict_problems(const StateDict& tensors, const GPT
       out.push_back(fmt::format("missing {}", item.key()));
     } else if (!found->second.sizes().equals(item.value().sizes())) {
       out.push_back(fmt::format("size mismatch for {}: file {}, model {}", item.key(),
-                                shape_of(found->second), shape_of(item.value())));
+                                c10::str(found->second.sizes()), c10::str(item.value().sizes())));
     } else if (found->second.scalar_type() != item.value().scalar_type()) {
       out.push_back(fmt::format("dtype mismatch for {}: file {}, model {}", item.key(),
                                 c10::toString(found->second.scalar_type()),

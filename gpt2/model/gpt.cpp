@@ -7,7 +7,6 @@
 
 #include "gpt2/error.h"
 #include "gpt2/fields/table.h"
-#include "gpt2/model/shape.h"
 #include "gpt2/ops/ops.h"
 
 namespace gpt2 {
@@ -27,8 +26,8 @@ void check_targets(const torch::Tensor& targets, const torch::Tensor& idx,
                    const GPTConfig& config) {
   if (targets.scalar_type() != torch::kLong || !targets.sizes().equals(idx.sizes())) {
     throw InputError(fmt::format(
-        "targets must be int64 shaped like idx {}, got {} {}", shape_of(idx),
-        c10::toString(targets.scalar_type()), shape_of(targets)));
+        "targets must be int64 shaped like idx {}, got {} {}", c10::str(idx.sizes()),
+        c10::toString(targets.scalar_type()), c10::str(targets.sizes())));
   }
   const int64_t v = config.vocab_size();
   auto bad = (targets < -1) | (targets >= v);
@@ -45,13 +44,13 @@ void check_token_ids(const torch::Tensor& idx, const GPTConfig& config) {
   if (!idx.defined()) throw InputError("idx is an undefined tensor");
   if (idx.dim() != 2 || idx.scalar_type() != torch::kLong) {
     throw InputError(fmt::format("idx must be a 2-D (B, T) int64 tensor, got {} {}",
-                                 c10::toString(idx.scalar_type()), shape_of(idx)));
+                                 c10::toString(idx.scalar_type()), c10::str(idx.sizes())));
   }
   const int64_t t = idx.size(1);
   if (idx.size(0) < 1 || t < 1 || t > config.block_size()) {
     throw InputError(fmt::format(
         "idx {} needs B >= 1 and 1 <= T <= block_size {}, got B {} and T {}",
-        shape_of(idx), config.block_size(), idx.size(0), t));
+        c10::str(idx.sizes()), config.block_size(), idx.size(0), t));
   }
   const int64_t v = config.vocab_size();
   auto bad = (idx < 0) | (idx >= v);
