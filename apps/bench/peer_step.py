@@ -4,8 +4,12 @@ shaped as nanoGPT's model.py and configure_optimizers, timed by phase. Its
 attention is nanoGPT's choice: scaled_dot_product_attention where torch has
 it (2.x), the explicit masked softmax otherwise (1.13).
 
-Usage: /usr/bin/python3 peer_step.py N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP [THREADS]
-(THREADS: torch intra-op threads; 0 or absent leaves torch's default.)
+Usage: python3 peer_step.py N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP [THREADS]
+                           [--device cuda] [--dtype bfloat16] [--compile]
+(THREADS: torch intra-op threads; 0 or absent leaves torch's default.) On a
+GPU it runs as nanoGPT's train.py does there: the forward under
+torch.autocast in --dtype, AdamW(fused=True), torch.compile with --compile;
+each phase ends when the device is done.
 Prints one line of JSON: median seconds per phase and peak RSS in bytes.
 """
 import ctypes
@@ -76,7 +80,7 @@ class GPT(nn.Module):
 
     def forward(self, idx, targets):
         T = idx.size(1)
-        x = self.wte(idx) + self.wpe(torch.arange(T))
+        x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
         for block in self.h:
             x = block(x, self.mask)
         logits = self.lm_head(self.ln_f(x))
@@ -94,31 +98,52 @@ def blas_core():
 
 
 def main():
-    n_layer, n_head, n_embd, vocab, block, B, T, steps, warmup = map(int, sys.argv[1:10])
-    threads = int(sys.argv[10]) if len(sys.argv) > 10 else 0
+    positional = [a for a in sys.argv[1:] if not a.startswith("--")]
+    flags = sys.argv[1 + len(positional):]
+    n_layer, n_head, n_embd, vocab, block, B, T, steps, warmup = map(int, positional[:9])
+    threads = int(positional[9]) if len(positional) > 9 else 0
+    device, dtype, compiled = "cpu", "float32", "--compile" in flags
+    for i, flag in enumerate(flags):
+        if flag in ("--device", "--dtype") and i + 1 < len(flags):
+            device, dtype = (flags[i + 1], dtype) if flag == "--device" else (device, flags[i + 1])
     if threads > 0:
         torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = GPT(n_layer, n_head, n_embd, vocab, block)
+    model = GPT(n_layer, n_head, n_embd, vocab, block).to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=6e-4, betas=(0.9, 0.95))
-    x = torch.randint(vocab, (B, T))
-    y = torch.randint(vocab, (B, T))
+    cuda = device.startswith("cuda")
+    if cuda:  # nanoGPT's train.py
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    fused = {"fused": True} if cuda else {}  # nanoGPT's choice where fused AdamW exists
+    opt = torch.optim.AdamW(groups, lr=6e-4, betas=(0.9, 0.95), **fused)
+    step_model = torch.compile(model) if compiled else model
+    ctx = torch.autocast(device_type=device.split(":")[0], dtype=getattr(torch, dtype),
+                         enabled=dtype != "float32")
+    x = torch.randint(vocab, (B, T), device=device)
+    y = torch.randint(vocab, (B, T), device=device)
+
+    def now():
+        if cuda:
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
     times = {"zero_grad": [], "forward": [], "backward": [], "clip": [], "optimizer": [], "total": []}
     for step in range(warmup + steps):
-        t0 = time.perf_counter()
+        t0 = now()
         opt.zero_grad(set_to_none=True)
-        t1 = time.perf_counter()
-        loss = model(x, y)
-        t2 = time.perf_counter()
+        t1 = now()
+        with ctx:
+            loss = step_model(x, y)
+        t2 = now()
         loss.backward()
-        t3 = time.perf_counter()
+        t3 = now()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
-        t4 = time.perf_counter()
+        t4 = now()
         opt.step()
-        t5 = time.perf_counter()
+        t5 = now()
         if step >= warmup:
             for name, dt in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0)):
                 times[name].append(dt)
@@ -128,6 +153,8 @@ def main():
     out["blas_core"] = blas_core()
     out["torch"] = torch.__version__
     out["attention"] = "scaled_dot_product_attention" if FLASH else "explicit"
+    out["runtime"] = "torch {} on {}, {}{}".format(torch.__version__, device, dtype,
+                                                  ", torch.compile" if compiled else ", eager")
     print(json.dumps(out))
 
 

@@ -3,6 +3,7 @@
 // and by gpt2-app-step (apps/bench/app_step.cpp), so both time the same
 // thing: header-only, on LibTorch and the public gpt2 API.
 
+#include <torch/cuda.h>
 #include <torch/types.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "gpt2/model/gpt.h"
+#include "gpt2/ops/ops.h"
 
 namespace gpt2::bench {
 
@@ -20,13 +22,17 @@ namespace gpt2::bench {
 using Phases = std::map<std::string, double>;
 
 /// Runs `warmup` untimed and `steps` timed steps of `model` on (x, y):
-/// `clear` drops the gradients, then forward with the loss, backward,
-/// `clip` (to a norm of 1.0), `opt.step()`.
+/// `clear` drops the gradients, then forward with the loss (under
+/// ops::Autocast(x's device, dtype)), backward, `clip` (to a norm of 1.0),
+/// `opt.step()`. On a GPU each phase ends when the device has done its work.
 template <class Optimizer, class Clear, class Clip>
 Phases time_steps(GPTImpl& model, Optimizer& opt, Clear clear, Clip clip, const torch::Tensor& x,
-                  const torch::Tensor& y, int64_t warmup, int64_t steps) {
+                  const torch::Tensor& y, int64_t warmup, int64_t steps,
+                  torch::ScalarType dtype = torch::kFloat) {
   using Clock = std::chrono::steady_clock;
-  const auto since = [](Clock::time_point t) {
+  const bool cuda = x.is_cuda();
+  const auto since = [cuda](Clock::time_point t) {
+    if (cuda) torch::cuda::synchronize();
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
   std::map<std::string, std::vector<double>> times;
@@ -35,7 +41,11 @@ Phases time_steps(GPTImpl& model, Optimizer& opt, Clear clear, Clip clip, const 
     clear();
     const double zero = since(t0);
     auto t = Clock::now();
-    auto loss = model.forward(x, y).loss;
+    torch::Tensor loss;
+    {
+      ops::Autocast autocast(x.device(), dtype);
+      loss = model.forward(x, y).loss;
+    }
     const double fwd = since(t);
     t = Clock::now();
     loss.backward();

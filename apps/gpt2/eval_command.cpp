@@ -87,9 +87,11 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
   if (!flags.text.empty() && !flags.choices.empty()) {
     throw ConfigError("give one of --text and --choices, not both");
   }
+  const torch::Device device = device_for(flags.device, flags.weights);
   LoadedModel loaded =
       load_model_file(flags.model, ModelSourceOptions().mmap(mmap_from_string(flags.mmap)));
   GPT& model = loaded.model;
+  model->to(device);
   for (const auto& note : loaded.notes) fmt::print(out, "note      {}\n", note);
   fmt::print(out, "model     {} ({}): {}\n", flags.model, to_string(loaded.format),
              to_string(model->config));
@@ -152,6 +154,7 @@ void add_eval_command(CLI::App& app, int* rc) {
       "eval",
       "Perplexity of a text, the loss over a whole prepared split, or multiple-choice accuracy");
   add_weights_flag(*cmd, flags->weights);
+  add_device_flag(*cmd, flags->device);
   add_mmap_flag(*cmd, flags->mmap);
   cmd->add_option("--model", flags->model,
                   "The model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c .bin)")

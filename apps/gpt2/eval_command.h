@@ -17,6 +17,8 @@ struct EvalFlags {
   std::string model;
   /// --weights: fp32, bf16 or int8.
   std::string weights = "fp32";
+  /// --device: cpu, cuda or cuda:N.
+  std::string device = "cpu";
   /// --mmap: auto, on or off (gpt2::Mmap).
   std::string mmap = "auto";
   /// A text to score (GPT-2's BPE, or the data's tokenizer with `data`).

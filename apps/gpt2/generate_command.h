@@ -30,6 +30,8 @@ struct GenerateFlags {
   bool no_cache = false;
   /// --weights: fp32, bf16 or int8.
   std::string weights = "fp32";
+  /// --device: cpu, cuda or cuda:N.
+  std::string device = "cpu";
   /// --mmap: auto, on or off (gpt2::Mmap).
   std::string mmap = "auto";
   /// Where the tokenizer's files are; empty: gpt2::default_bpe_dir().

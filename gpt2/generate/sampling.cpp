@@ -50,7 +50,9 @@ torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
   if (o.temperature() < std::numeric_limits<float>::min()) return logits.argmax(-1);  // (B)
   // Each row's largest logit becomes 0 before the division, so a small
   // temperature sends the others to -inf (probability 0), never to NaN.
-  auto shifted = logits.to(torch::kFloat);
+  // Drawn on the CPU, from the CPU generator, wherever the model runs: a
+  // seed gives the same text on a GPU (one row of V floats to copy).
+  auto shifted = logits.to(torch::kCPU, torch::kFloat);
   shifted = shifted - std::get<0>(shifted.max(-1, /*keepdim=*/true));  // (B, V), <= 0
   auto scaled = shifted / o.temperature();                                 // (B, V)
   constexpr double kNever = -std::numeric_limits<double>::infinity();

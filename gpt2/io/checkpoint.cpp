@@ -46,11 +46,7 @@ void write_meta(torch::serialize::OutputArchive& meta, const GPTImpl& model,
   if (state.optimizer) {
     // Stored as bytes in an attribute, not as parameters, so that the
     // archive's state_dict() holds the model's names only.
-    torch::serialize::OutputArchive archive;
-    state.optimizer->save(archive);
-    std::ostringstream bytes;
-    archive.save_to(bytes);
-    const std::string data = bytes.str();
+    const std::string data = detail::optimizer_bytes(*state.optimizer);
     auto tensor = torch::empty({static_cast<int64_t>(data.size())}, torch::kUInt8);
     std::memcpy(tensor.data_ptr(), data.data(), data.size());
     meta.write("optimizer_state", c10::IValue(tensor));
@@ -238,9 +234,15 @@ Checkpoint from_parsed(const Parsed& p, const std::string& path) {
 }  // namespace
 
 void save_checkpoint(const std::string& path, const GPTImpl& model, const TrainingState& state) {
+  // The file holds CPU tensors wherever the model runs, so that it loads
+  // on any machine: a GPU's model is written from a CPU copy.
+  std::shared_ptr<GPTImpl> on_cpu;
+  if (!model.lm_head->weight.device().is_cpu()) {
+    on_cpu = std::dynamic_pointer_cast<GPTImpl>(model.clone(torch::Device(torch::kCPU)));
+  }
   write_atomically(path, [&](std::ostream& out) {
     torch::serialize::OutputArchive archive;
-    model.save(archive);
+    (on_cpu ? *on_cpu : model).save(archive);
     torch::serialize::OutputArchive meta;
     write_meta(meta, model, state);
     archive.write("gpt2", meta);

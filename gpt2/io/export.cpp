@@ -144,6 +144,12 @@ Module to_torchscript(const GPTImpl& model) {
 }
 
 void export_torchscript(const GPTImpl& model, const std::string& path) {
+  // A program of CPU tensors wherever the model runs, so it loads anywhere.
+  if (!model.lm_head->weight.device().is_cpu()) {
+    const auto on_cpu = std::dynamic_pointer_cast<GPTImpl>(model.clone(torch::Device(torch::kCPU)));
+    export_torchscript(*on_cpu, path);
+    return;
+  }
   Module program = to_torchscript(model);
   write_atomically(path, [&program](std::ostream& out) { program.save(out); });
 }

@@ -24,6 +24,10 @@ void throw_first(const torch::Tensor& values, const torch::Tensor& bad,
 
 void check_targets(const torch::Tensor& targets, const torch::Tensor& idx,
                    const GPTConfig& config) {
+  if (targets.device() != idx.device()) {
+    throw InputError(fmt::format("targets are on {} but idx on {}", targets.device().str(),
+                                 idx.device().str()));
+  }
   if (targets.scalar_type() != torch::kLong || !targets.sizes().equals(idx.sizes())) {
     throw InputError(fmt::format(
         "targets must be int64 shaped like idx {}, got {} {}", c10::str(idx.sizes()),
@@ -58,6 +62,21 @@ void check_token_ids(const torch::Tensor& idx, const GPTConfig& config) {
     throw_first(idx, bad, "token id", fmt::format("is outside the vocabulary [0, {})", v));
   }
 }
+
+namespace {
+
+// check_token_ids, and idx on the model's device: torch's own message for a
+// CPU batch sent to a GPU model names neither.
+void check_idx(const GPTImpl& model, const torch::Tensor& idx) {
+  const torch::Device here = model.lm_head->weight.device();
+  if (idx.defined() && idx.device() != here) {
+    throw InputError(fmt::format("idx is on {} but the model is on {}: move it with .to({})",
+                                 idx.device().str(), here.str(), here.str()));
+  }
+  check_token_ids(idx, model.config);
+}
+
+}  // namespace
 
 TransformerImpl::TransformerImpl(const GPTConfig& config, const torch::Tensor& tied_weight) {
   // EmbeddingImpl registers options._weight as its own `weight` parameter:
@@ -137,7 +156,7 @@ std::shared_ptr<torch::nn::Module> GPTImpl::clone(
 }
 
 torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
-  check_token_ids(idx, config);
+  check_idx(*this, idx);
   return embed_checked(idx);
 }
 
@@ -160,9 +179,11 @@ torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
   const torch::Tensor pads = cache ? cache->padding() : torch::Tensor();
   // Every caller applies lm_head to what this returns: the head follows.
   auto x = embed_checked(idx, past, pads, /*head_follows=*/true);  // (B, T, C)
-  // One mask for all blocks.
+  // One mask for all blocks; none from position 0, where attention is
+  // plainly causal.
   const auto mask = pads.defined() ? padded_causal_mask(T, past, pads)
-                                   : causal_mask(T, past, idx.device());
+                    : past > 0     ? causal_mask(T, past, idx.device())
+                                   : torch::Tensor();
   size_t layer = 0;
   for (const auto& block : *transformer->h) {
     x = block->as<BlockImpl>()->forward(x, cache, layer++, mask);
@@ -172,7 +193,7 @@ torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
 }
 
 GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {
-  check_token_ids(idx, config);  // before the targets, so idx's own problem is named
+  check_idx(*this, idx);  // before the targets, so idx's own problem is named
   if (targets.defined()) check_targets(targets, idx, config);
   auto logits = lm_head(hidden(idx));                    // (B, T, V)
   torch::Tensor loss;
@@ -195,13 +216,13 @@ GPTOutput GPT::operator()(const torch::Tensor& idx, const torch::Tensor& targets
 }
 
 torch::Tensor GPTImpl::forward_last(const torch::Tensor& idx) {
-  check_token_ids(idx, config);
+  check_idx(*this, idx);
   auto x = hidden(idx);                                  // (B, T, C)
   return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
 }
 
 torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx) {
-  check_token_ids(idx, config);
+  check_idx(*this, idx);
   return hidden(idx);                                    // (B, T, C)
 }
 
@@ -215,7 +236,7 @@ torch::Tensor GPTImpl::forward_cached_all(const torch::Tensor& idx, KVCache& cac
 }
 
 torch::Tensor GPTImpl::cached_hidden(const torch::Tensor& idx, KVCache& cache) {
-  check_token_ids(idx, config);
+  check_idx(*this, idx);
   if (idx.size(0) != cache.batch()) {
     throw InputError(fmt::format("idx has {} rows but the KV cache holds {}", idx.size(0),
                                  cache.batch()));

@@ -75,13 +75,6 @@ void LayerNormImpl::pretty_print(std::ostream& stream) const {
          << ", eps=" << options.eps() << ", bias=" << options.bias() << ")";
 }
 
-torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device) {
-  if (T <= 1) return {};
-  // Query i sits at position past + i and may not see keys after it.
-  return torch::ones({T, past + T}, torch::TensorOptions(torch::kBool).device(device))
-      .triu_(past + 1);                                                  // (T, past + T)
-}
-
 torch::Tensor padded_causal_mask(int64_t T, int64_t past, const torch::Tensor& pads) {
   const auto opts = pads.options();
   const auto key = torch::arange(past + T, opts).view({1, 1, past + T});
@@ -116,8 +109,9 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, KVCache* 
   if (cache) std::tie(k, v) = cache->append(layer, k, v);    // (B, nh, past + T, hs)
 
   const double p = attn_dropout->is_training() ? attn_dropout->options.p() : 0.0;
-  const auto future = mask.defined() ? mask : causal_mask(T, past, x.device());
-  auto y = ops::attention(q, k, v, future, p);               // (B, nh, T, hs)
+  const bool is_causal = !mask.defined() && past == 0;
+  const auto future = mask.defined() || is_causal ? mask : causal_mask(T, past, x.device());
+  auto y = ops::attention(q, k, v, future, p, is_causal);    // (B, nh, T, hs)
   y = y.transpose(1, 2).contiguous().view({B, T, C});        // (B, T, C)
   return resid_dropout(c_proj(y));                           // (B, T, C)
 }

@@ -134,7 +134,7 @@ TORCH_MODULE(LayerNorm);
 /// The causal mask of T queries at positions past .. past + T - 1 over the
 /// past + T keys: (T, past + T) bool, true where the key comes after the
 /// query. Undefined for T == 1: a single new token sees every key.
-torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device);
+using ops::causal_mask;
 
 /// causal_mask for left-padded rows (KVCache::set_padding): (B, 1, T, past
 /// + T) bool, true where the key comes after the query or sits in row b's
@@ -157,7 +157,8 @@ class CausalSelfAttentionImpl : public torch::nn::Cloneable<CausalSelfAttentionI
   /// layer `layer` of it and the queries attend to every cached position
   /// too. Without one, x starts at position 0. `mask` is causal_mask(T,
   /// past) (or padded_causal_mask, broadcast over the heads) when the
-  /// caller made it once for all blocks; made here if not.
+  /// caller made it once for all blocks; undefined means causal (as
+  /// nanoGPT's is_causal=True, which lets a GPU use its flash kernel).
   torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr, size_t layer = 0,
                         const torch::Tensor& mask = {});
 

@@ -1,5 +1,7 @@
 #include "gpt2/ops/ops.h"
 
+#include <ATen/autocast_mode.h>
+#include <fmt/format.h>
 #include <torch/autograd.h>
 #include <torch/nn/functional/loss.h>
 
@@ -12,7 +14,9 @@
 #include "gpt2/ops/cpu/packed_linear.h"
 #include "gpt2/ops/cpu/pointwise.h"
 #include "gpt2/ops/cpu/tied_embedding.h"
+#include "gpt2/error.h"
 #include "gpt2/ops/memory.h"
+#include "gpt2/ops/torch_compat.h"
 
 namespace gpt2::ops {
 
@@ -21,7 +25,10 @@ using torch::Tensor;
 Tensor empty(at::IntArrayRef sizes) { return empty_large(sizes); }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  if (cpu::sgemm_linear_applies(x, weight, bias)) return cpu::sgemm_linear(x, weight, bias);
+  // Under autocast the product is torch's, in the autocast dtype.
+  if (cpu::sgemm_linear_applies(x, weight, bias) && !autocast_enabled(torch::kCPU)) {
+    return cpu::sgemm_linear(x, weight, bias);
+  }
   return torch::linear(x, weight, bias);
 }
 
@@ -62,7 +69,7 @@ const PackedWeight::Copy& PackedWeight::of(const Tensor& weight) {
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, PackedWeight& packed) {
   if (packed.format() != WeightFormat::kFloat32 && !torch::GradMode::is_enabled() &&
-      x.scalar_type() == torch::kFloat && x.device().is_cpu()) {
+      x.scalar_type() == torch::kFloat && x.device().is_cpu() && !autocast_enabled(torch::kCPU)) {
     return cpu::packed_linear(x, packed.of(weight).packed, bias);
   }
   return linear(x, weight, bias);
@@ -110,23 +117,54 @@ Tensor joined_qkv(const Tensor& q, const Tensor& k, const Tensor& v) {
 
 }  // namespace
 
+Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device) {
+  if (T <= 1) return {};
+  // Query i sits at position past + i and may not see keys after it.
+  return torch::ones({T, past + T}, torch::TensorOptions(torch::kBool).device(device))
+      .triu_(past + 1);                                                  // (T, past + T)
+}
+
+namespace {
+
+// causal_mask(T, 0), made once for the blocks of a forward: the last one
+// this thread asked for is kept (read only, never written).
+Tensor causal_mask_of(int64_t T, const torch::Device& device) {
+  thread_local Tensor last;
+  if (!last.defined() || last.size(0) != T || last.device() != device) {
+    last = causal_mask(T, 0, device);
+  }
+  return last;
+}
+
+}  // namespace
+
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                 double dropout_p) {
-  const int64_t T = q.size(-2), hs = q.size(-1);
-  const bool plain_mask = !mask.defined() || (mask.dim() == 2 && mask.size(0) == T && mask.size(1) == T);
-  if (plain_mask && k.size(-2) == T) {
+                 double dropout_p, bool is_causal) {
+  const int64_t T = q.size(-2), S = k.size(-2), hs = q.size(-1);
+  if (is_causal && (mask.defined() || S != T)) {
+    throw InputError(fmt::format("attention: is_causal takes no mask and as many keys as "
+                                 "queries; got {} keys for {} queries{}", S, T,
+                                 mask.defined() ? " and a mask" : ""));
+  }
+  if (!q.device().is_cpu() && compat::has_sdpa()) {  // the device's own kernels
+    return compat::sdpa(q, k, v, mask.defined() ? mask.logical_not() : Tensor(), dropout_p,
+                        is_causal && T > 1);
+  }
+  const Tensor m = is_causal ? causal_mask_of(T, q.device()) : mask;
+  const bool plain_mask = !m.defined() || (m.dim() == 2 && m.size(0) == T && m.size(1) == T);
+  if (plain_mask && S == T) {
     const Tensor qkv = joined_qkv(q, k, v);
     if (qkv.defined() && cpu::fused_attention_applies(qkv)) {
       const int64_t B = q.size(0), nh = q.size(1);
-      const Tensor y = cpu::causal_attention(qkv, nh, mask, dropout_p);  // (B, T, C)
-      return y.view({B, T, nh, hs}).transpose(1, 2);                        // (B, nh, T, hs)
+      const Tensor y = cpu::causal_attention(qkv, nh, m, dropout_p);  // (B, T, C)
+      return y.view({B, T, nh, hs}).transpose(1, 2);                     // (B, nh, T, hs)
     }
   }
   // nanoGPT's explicit attention; in place after the product, as neither
   // op's backward needs what it overwrites.
   auto att = torch::matmul(q, k.transpose(-2, -1));          // (B, nh, T, S)
   att.mul_(1.0 / std::sqrt(double(hs)));
-  if (mask.defined()) att.masked_fill_(mask, -std::numeric_limits<double>::infinity());
+  if (m.defined()) att.masked_fill_(m, -std::numeric_limits<double>::infinity());
   att = torch::softmax(att, -1);
   if (dropout_p > 0) att = torch::dropout(att, dropout_p, /*train=*/true);
   return torch::matmul(att, v);                              // (B, nh, T, hs)
@@ -138,6 +176,34 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
 
 Tensor tied_embedding(const Tensor& idx, const Tensor& weight) {
   return cpu::tied_embedding(idx, weight);  // torch::embedding where its kernel does not apply
+}
+
+bool autocast_enabled(torch::DeviceType type) {
+  return (type == torch::kCPU || type == torch::kCUDA) && compat::autocast_state(type).enabled;
+}
+
+Autocast::Autocast(const torch::Device& device, torch::ScalarType dtype) : type_(device.type()) {
+  if (dtype == torch::kFloat) return;
+  const bool cuda = type_ == torch::kCUDA;
+  if (!(type_ == torch::kCPU || cuda) ||
+      !(dtype == torch::kBFloat16 || (cuda && dtype == torch::kHalf))) {
+    throw Error(fmt::format("Autocast: {} on {} is not a mixed precision this library runs "
+                            "(float32 anywhere, bfloat16 on cpu or cuda, float16 on cuda)",
+                            c10::toString(dtype), device.str()));
+  }
+  const compat::AutocastState before = compat::autocast_state(type_);
+  was_enabled_ = before.enabled;
+  was_dtype_ = before.dtype;
+  compat::set_autocast_state(type_, {true, dtype});
+  at::autocast::increment_nesting();
+  active_ = true;
+}
+
+Autocast::~Autocast() {
+  if (!active_) return;
+  // As torch.autocast's exit: the outermost scope drops the cast weights.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  compat::set_autocast_state(type_, {was_enabled_, was_dtype_});
 }
 
 }  // namespace gpt2::ops

@@ -75,12 +75,20 @@ torch::Tensor layer_norm(const torch::Tensor& x, const torch::Tensor& weight,
 torch::Tensor gelu(const torch::Tensor& x, const std::string& approximate);
 
 /// softmax(q k^T / sqrt(hs), -inf where mask is true) v, dropout `dropout_p`
-/// on the weights: q (B, nh, T, hs), k and v (B, nh, S, hs) -> (B, nh, T,
-/// hs). mask (T, S) or (B, 1, T, S) bool, or undefined for none. Where q, k
-/// and v are the heads of one (B, T, 3C) c_attn output, the CPU kernel reads
-/// them there in place.
+/// on the weights, as torch's scaled_dot_product_attention: q (B, nh, T,
+/// hs), k and v (B, nh, S, hs) -> (B, nh, T, hs). mask (T, S) or (B, 1, T,
+/// S) bool, true where a query may not see a key (nanoGPT's masked_fill),
+/// or undefined for none; `is_causal` (no mask, S == T) masks as
+/// causal_mask(T, 0) does, and lets other devices use their flash kernels.
+/// Where q, k and v are the heads of one (B, T, 3C) c_attn output, the CPU
+/// kernel reads them there in place.
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                        const torch::Tensor& mask, double dropout_p);
+                        const torch::Tensor& mask, double dropout_p, bool is_causal = false);
+
+/// The mask of T queries at positions past..past+T-1 over past + T keys:
+/// (T, past + T) bool, true where the key comes after the query; undefined
+/// for T <= 1 (nothing to mask).
+torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device);
 
 /// nanoGPT's F.cross_entropy(logits, targets, ignore_index=-1): logits (N,
 /// V), targets (N) in [0, V) or -1 -> the mean loss, a scalar. Throws
@@ -97,5 +105,29 @@ torch::Tensor tied_embedding(const torch::Tensor& idx, const torch::Tensor& weig
 /// While alive, torch's ops on this thread run on the kernels' threads
 /// (KernelTeam): a model's forward opens one.
 using ThreadScope = KernelTeam;
+
+/// While alive, as Python's `with torch.autocast(device.type, dtype)`:
+/// the products of ops on `device`'s type run in `dtype` (torch::kBFloat16;
+/// torch::kHalf on CUDA), parameters and gradients stay float32, and the
+/// ops seam leaves that device's work to torch. torch::kFloat changes
+/// nothing (nanoGPT's dtype='float32'). Scopes nest; each restores the state
+/// it found. Throws gpt2::Error for another device type or dtype.
+class Autocast {
+ public:
+  Autocast(const torch::Device& device, torch::ScalarType dtype);
+  ~Autocast();
+  Autocast(const Autocast&) = delete;
+  Autocast& operator=(const Autocast&) = delete;
+
+ private:
+  bool active_ = false;
+  torch::DeviceType type_ = torch::kCPU;
+  bool was_enabled_ = false;
+  torch::ScalarType was_dtype_ = torch::kBFloat16;
+};
+
+/// Whether an Autocast scope (or torch's own autocast) is on for `type`
+/// on this thread.
+bool autocast_enabled(torch::DeviceType type);
 
 }  // namespace gpt2::ops

@@ -1,5 +1,6 @@
 #include "gpt2/ops/torch_compat.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/types.h>
 
 namespace gpt2::compat {
@@ -12,16 +13,22 @@ bool has_sdpa() { return kVersion >= 200; }
 
 bool has_fused_adamw() { return kVersion >= 204; }
 
-at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+at::Tensor sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                const at::Tensor& allowed, double dropout_p, bool is_causal) {
 #if TORCH_VERSION_MAJOR >= 2
-  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  const c10::optional<at::Tensor> mask =
+      allowed.defined() ? c10::optional<at::Tensor>(allowed) : c10::nullopt;
+  return at::scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal);
 #else
-  (void)k;
-  (void)v;
+  (void)k, (void)v, (void)allowed, (void)dropout_p, (void)is_causal;
   TORCH_CHECK(false, "scaled_dot_product_attention needs LibTorch 2.0 or later; this is ",
               TORCH_VERSION, " (q ", q.sizes(), ")");
   return {};
 #endif
+}
+
+at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return sdpa(q, k, v, {}, 0.0, /*is_causal=*/true);
 }
 
 void fused_adamw(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
@@ -38,6 +45,32 @@ void fused_adamw(at::TensorList params, at::TensorList grads, at::TensorList exp
       (void)weight_decay, (void)eps;
   TORCH_CHECK(false, "torch's fused CPU AdamW needs LibTorch 2.4 or later; this is ", TORCH_VERSION,
               " (", params.size(), " tensors)");
+#endif
+}
+
+AutocastState autocast_state(c10::DeviceType type) {
+  TORCH_CHECK(type == c10::kCPU || type == c10::kCUDA, "autocast: no state for ", type);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return {at::autocast::is_autocast_enabled(type), at::autocast::get_autocast_dtype(type)};
+#else
+  if (type == c10::kCPU) return {at::autocast::is_cpu_enabled(), at::autocast::get_autocast_cpu_dtype()};
+  return {at::autocast::is_enabled(), at::autocast::get_autocast_gpu_dtype()};
+#endif
+}
+
+void set_autocast_state(c10::DeviceType type, AutocastState state) {
+  TORCH_CHECK(type == c10::kCPU || type == c10::kCUDA, "autocast: no state for ", type);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  at::autocast::set_autocast_enabled(type, state.enabled);
+  at::autocast::set_autocast_dtype(type, state.dtype);
+#else
+  if (type == c10::kCPU) {
+    at::autocast::set_cpu_enabled(state.enabled);
+    at::autocast::set_autocast_cpu_dtype(state.dtype);
+  } else {
+    at::autocast::set_enabled(state.enabled);
+    at::autocast::set_autocast_gpu_dtype(state.dtype);
+  }
 #endif
 }
 

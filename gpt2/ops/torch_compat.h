@@ -89,15 +89,19 @@ constexpr bool const_allocate(c10::DataPtr (A::*)(size_t)) { return false; }
 using Allocator =
     detail::AllocatorFor<c10::Allocator, detail::const_allocate(&c10::Allocator::allocate)>;
 
-// Torch's own fused CPU ops that 1.13 lacks, for measuring the library's
-// kernels against them (gpt2 bench ops): scaled_dot_product_attention (2.0)
-// and the CPU kernel of _fused_adamw_, what torch.optim.AdamW(fused=True)
-// runs (2.4). Defined in torch_compat.cpp, so that this header stays light.
+// Torch's own fused ops that 1.13 lacks: scaled_dot_product_attention
+// (2.0), what the ops seam sends other devices' attention to, and the CPU
+// kernel of _fused_adamw_, what torch.optim.AdamW(fused=True) runs (2.4;
+// CUDA's is older). Defined in torch_compat.cpp, so that this header stays
+// light.
 bool has_sdpa();
 bool has_fused_adamw();
-// softmax(q k^T / sqrt(hs) + causal mask) v by torch's
-// scaled_dot_product_attention(is_causal=true); throws c10::Error where
-// has_sdpa() is false.
+// torch's scaled_dot_product_attention(q, k, v, attn_mask, dropout_p,
+// is_causal): `allowed` is its boolean attn_mask (true where a query may
+// see a key) or undefined. Throws c10::Error where has_sdpa() is false.
+at::Tensor sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                const at::Tensor& allowed, double dropout_p, bool is_causal);
+// sdpa(q, k, v, {}, 0, /*is_causal=*/true).
 at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 // One AdamW step of every tensor of `params` by torch's fused CPU kernel
 // (amsgrad off, no maximize); `steps` are float scalars it counts up.
@@ -105,5 +109,15 @@ at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 void fused_adamw(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                  at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
                  double beta2, double weight_decay, double eps);
+
+// Autocast's state for one device type (kCPU or kCUDA), as torch.autocast
+// reads and sets it: 1.13 has a pair of calls per device, 2.4 one taking
+// the device type.
+struct AutocastState {
+  bool enabled = false;
+  at::ScalarType dtype = at::kBFloat16;
+};
+AutocastState autocast_state(c10::DeviceType type);
+void set_autocast_state(c10::DeviceType type, AutocastState state);
 
 }  // namespace gpt2::compat

@@ -94,7 +94,7 @@ TokenScore strided_score(GPTImpl& model, const std::vector<int32_t>& ids, int64_
       rows.push_back(torch::tensor(std::vector<int64_t>(ids.begin() + windows[i].begin,
                                                         ids.begin() + windows[i].end)));
     }
-    const torch::Tensor idx = torch::stack(rows);               // (b, len)
+    const torch::Tensor idx = torch::stack(rows).to(model.lm_head->weight.device());  // (b, len)
     const torch::Tensor hidden = model.forward_hidden(idx);     // (b, len, C)
     // The head on the positions scored only: with the stride at half the
     // window, half of them.
@@ -125,6 +125,7 @@ TokenScore split_score(GPTImpl& model, const uint16_t* tokens, int64_t n, int64_
   }
   if (batch <= 0) batch = default_batch(model.config);
   const Scoring scoring(model);
+  const torch::Device device = model.lm_head->weight.device();
   TokenScore score;
   const int64_t full = (n - 1) / T;  // windows of T inputs and T targets
   auto window = [&](int64_t start, int64_t len) {  // len + 1 tokens from `start`
@@ -135,13 +136,13 @@ TokenScore split_score(GPTImpl& model, const uint16_t* tokens, int64_t n, int64_
     const int64_t b = std::min(batch, full - k);
     std::vector<torch::Tensor> rows;
     for (int64_t j = 0; j < b; ++j) rows.push_back(window((k + j) * T, T));
-    const torch::Tensor xy = torch::stack(rows);                       // (b, T + 1)
+    const torch::Tensor xy = torch::stack(rows).to(device);            // (b, T + 1)
     const torch::Tensor logits = model.forward(xy.slice(1, 0, T)).logits;  // (b, T, V)
     score.nll += summed_nll(logits.reshape({b * T, vocab}), xy.slice(1, 1).reshape({b * T}));
     score.tokens += b * T;
   }
   if (const int64_t rest = n - 1 - full * T; rest > 0) {
-    const torch::Tensor xy = window(full * T, rest).unsqueeze(0);     // (1, rest + 1)
+    const torch::Tensor xy = window(full * T, rest).unsqueeze(0).to(device);  // (1, rest + 1)
     const torch::Tensor logits = model.forward(xy.slice(1, 0, rest)).logits[0];  // (rest, V)
     score.nll += summed_nll(logits, xy[0].slice(0, 1));
     score.tokens += rest;
@@ -184,12 +185,13 @@ std::vector<TokenScore> ending_scores(GPTImpl& model, const std::vector<int32_t>
     for (size_t j = 0; j + 1 < e.size(); ++j) a[r][t++] = e[j];
   }
   const Scoring scoring(model);
-  const torch::Tensor logits = model.forward(idx).logits;  // (rows, width, V)
+  const torch::Device device = model.lm_head->weight.device();
+  const torch::Tensor logits = model.forward(idx.to(device)).logits;  // (rows, width, V)
   std::vector<TokenScore> scores;
   for (int64_t r = 0; r < rows; ++r) {
     const auto n = static_cast<int64_t>(endings[r].size());
-    const torch::Tensor targets = torch::tensor(
-        std::vector<int64_t>(endings[r].begin(), endings[r].end()));
+    const torch::Tensor targets =
+        torch::tensor(std::vector<int64_t>(endings[r].begin(), endings[r].end())).to(device);
     TokenScore s;
     s.tokens = n;
     s.nll = summed_nll(logits[r].slice(0, keep[r] - 1, keep[r] - 1 + n), targets);

@@ -66,6 +66,55 @@ bool FusedAdamW::fusable() const {
   return true;
 }
 
+bool FusedAdamW::device_fusable() const {
+  if (!compat::has_fused_adamw()) return false;
+  c10::optional<torch::Device> device;
+  for (const auto& group : param_groups()) {
+    if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) return false;
+    for (const auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      const auto& g = p.grad();
+      if (p.device().is_cpu() || p.scalar_type() != torch::kFloat || g.scalar_type() != torch::kFloat ||
+          g.layout() != torch::kStrided || g.device() != p.device() || (device && *device != p.device())) {
+        return false;
+      }
+      device = p.device();
+    }
+  }
+  return device.has_value();
+}
+
+void FusedAdamW::device_step(float grad_scale) {
+  torch::NoGradGuard no_grad;
+  for (auto& group : param_groups()) {
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& slot = state()[compat::optimizer_state_key(p)];
+      if (!slot) {  // as torch: zeros on the first step
+        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        slot = std::move(fresh);
+      }
+      auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
+      if (grad_scale != 1.0f) p.mutable_grad().mul_(grad_scale);
+      params.push_back(p);
+      grads.push_back(p.grad());
+      exp_avgs.push_back(s.exp_avg());
+      exp_avg_sqs.push_back(s.exp_avg_sq());
+      // The steps done so far, on the device; the kernel counts this one.
+      steps.push_back(torch::full({}, static_cast<double>(s.step()), p.options()));
+      s.step(s.step() + 1);
+    }
+    if (params.empty()) continue;
+    const auto [beta1, beta2] = options.betas();
+    compat::fused_adamw(params, grads, exp_avgs, exp_avg_sqs, steps, options.lr(), beta1, beta2,
+                        options.weight_decay(), options.eps());
+  }
+}
+
 double FusedAdamW::clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
   // torch's takes any number: a negative bound would flip every gradient,
   // NaN would make every weight NaN.
@@ -108,6 +157,10 @@ double FusedAdamW::clip_grad_norm(const std::vector<torch::Tensor>& params, doub
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
   const float scale = std::exchange(grad_scale_, 1.0f);
+  if (!fusable() && !closure && device_fusable()) {
+    device_step(scale);
+    return {};
+  }
   if (!fusable()) {
     if (scale != 1.0f) {
       torch::NoGradGuard no_grad;

@@ -30,7 +30,9 @@ ParamGroups param_groups(const GPTImpl& model);
 /// and load() are torch's, so optimizer state moves freely between the two;
 /// the numbers agree to float rounding (tests/train/optim_test.cpp). With
 /// amsgrad, or any parameter or gradient that is not dense, contiguous
-/// float32 on the CPU, step() is torch's own.
+/// float32 on the CPU, step() is torch's own: on a GPU (LibTorch 2.4 and
+/// later) torch's fused kernel, as torch.optim.AdamW(fused=True), elsewhere
+/// torch::optim::AdamW::step.
 class FusedAdamW : public torch::optim::AdamW {
  public:
   using torch::optim::AdamW::AdamW;
@@ -62,6 +64,9 @@ class FusedAdamW : public torch::optim::AdamW {
 
  private:
   bool fusable() const;
+  // Every gradient dense float32 on one GPU, and torch has a fused AdamW.
+  bool device_fusable() const;
+  void device_step(float grad_scale);
 
   float grad_scale_ = 1;  // from clip_grad_norm, for the next step()
 };

@@ -1,6 +1,7 @@
 #include "gpt2/train/trainer.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/fields/table.h"
+#include "gpt2/ops/ops.h"
 #include "gpt2/train/data/data_folder.h"
 
 namespace gpt2 {
@@ -27,17 +29,25 @@ uint64_t dropout_seed(uint64_t seed, int64_t rank, int64_t step) {
   return seed + static_cast<uint64_t>(rank) * (1 + static_cast<uint64_t>(step) * kGolden);
 }
 
-void seed_default_generator(uint64_t seed) {
-  auto gen = at::detail::getDefaultCPUGenerator();
+// Dropout draws from the default generator of the device the model is on.
+at::Generator dropout_generator(const torch::Device& device) {
+  return device.is_cpu() ? at::detail::getDefaultCPUGenerator()
+                         : at::globalContext().defaultGenerator(device);
+}
+
+void seed_generator(at::Generator gen, uint64_t seed) {
   std::lock_guard<std::mutex> lock(gen.mutex());
   gen.set_current_seed(seed);
 }
 
-torch::Tensor default_generator_state() {
-  auto gen = at::detail::getDefaultCPUGenerator();
+torch::Tensor generator_state(at::Generator gen) {
   std::lock_guard<std::mutex> lock(gen.mutex());
   return gen.get_state();
 }
+
+// Bytes of a CUDA generator's state (seed and offset): a checkpoint written
+// on a GPU and resumed on the CPU, or the other way round, holds these.
+constexpr int64_t kCudaGeneratorBytes = 16;
 
 }  // namespace
 
@@ -47,7 +57,8 @@ Trainer::Trainer(GPT model_, const TrainOptions& options, const std::string& dat
       options_(options),
       data_dir_(data_dir),
       schedule_(options.schedule()),
-      dp_(std::move(data_parallel)) {
+      dp_(std::move(data_parallel)),
+      device_(model->lm_head->weight.device()) {
   BatchSources sources = open_batch_sources(
       data_dir, options.batch_size(), model->config.block_size(), model->config.vocab_size(),
       options.seed(), options.seed() + kEvalTrainSeedOffset, options.seed() + kEvalValSeedOffset);
@@ -66,7 +77,12 @@ Trainer::Trainer(GPT model_, const TrainOptions& options, const std::string& dat
                     to_string(model->config) + "; " + to_string(options_));
     dp_->broadcast(params_);
   }
-  seed_default_generator(dropout_seed(options.seed(), dp_ ? dp_->rank() : 0, 0));
+  seed_generator(dropout_generator(device_), dropout_seed(options.seed(), dp_ ? dp_->rank() : 0, 0));
+}
+
+void Trainer::set_precision(torch::ScalarType dtype) {
+  ops::Autocast check(device_, dtype);  // throws for what autocast cannot do here
+  precision_ = dtype;
 }
 
 StepResult Trainer::step() {
@@ -82,7 +98,12 @@ StepResult Trainer::step() {
   train_->skip(rank * options_.grad_accum());  // the lower ranks' micro-batches
   for (int64_t micro = 0; micro < options_.grad_accum(); ++micro) {
     const Batch batch = train_->next();
-    torch::Tensor loss = model->forward(batch.x, batch.y).loss / options_.grad_accum();
+    torch::Tensor loss;
+    {
+      ops::Autocast autocast(device_, precision_);  // forward and loss, as nanoGPT's ctx
+      loss = model->forward(batch.x.to(device_), batch.y.to(device_)).loss;
+    }
+    loss = loss / options_.grad_accum();
     if (loss_hook) loss = loss_hook(step_, loss);
     loss.backward();
     r.loss += loss.item<double>();
@@ -114,7 +135,8 @@ double Trainer::evaluate(const std::string& split) {
       continue;
     }
     const Batch batch = loader.next();
-    sum += model->forward(batch.x, batch.y).loss.item<double>();
+    ops::Autocast autocast(device_, precision_);
+    sum += model->forward(batch.x.to(device_), batch.y.to(device_)).loss.item<double>();
   }
   model->train();
   if (dp_) sum = dp_->sum(sum);
@@ -133,8 +155,9 @@ void Trainer::save(const std::string& path) const {
   record["best_val_loss"] = best_val_step_ >= 0 ? nlohmann::json(best_val_) : nlohmann::json();
   const std::string position = train_->position();
   if (!position.empty()) record["data_position"] = nlohmann::json::parse(position);
-  // Two generator states, the loader's then torch's default (dropout).
-  const torch::Tensor rng = torch::cat({train_->rng_state(), default_generator_state()});
+  // Two generator states, the loader's then dropout's (the device's default).
+  const torch::Tensor rng =
+      torch::cat({train_->rng_state(), generator_state(dropout_generator(device_)).to(torch::kCPU)});
   save_checkpoint(path, *model,
                   {step_, optimizer_.get(), rng, record.dump(), stored_fields(options_)});
 }
@@ -142,17 +165,21 @@ void Trainer::save(const std::string& path) const {
 void Trainer::restore(const Checkpoint& checkpoint, const std::string& path) {
   const TrainRecord record = parse_train_record(checkpoint, path);
   const torch::Tensor rng = checkpoint.rng_state;
-  const int64_t half = default_generator_state().numel();
+  const int64_t loader = train_->rng_state().numel();
+  const int64_t here = generator_state(dropout_generator(device_)).numel();
+  const int64_t cpu = generator_state(at::detail::getDefaultCPUGenerator()).numel();
+  const int64_t dropout = rng.defined() ? rng.numel() - loader : -1;
   if (!rng.defined() || rng.scalar_type() != torch::kUInt8 || rng.dim() != 1 ||
-      rng.numel() != 2 * half) {
+      !(dropout == cpu || dropout == kCudaGeneratorBytes)) {
     throw CheckpointError(fmt::format("checkpoint '{}' holds no trainer generator states "
-                                      "(expected {} uint8 values)", path, 2 * half));
+                                      "(expected {} uint8 values from a CPU run, {} from a CUDA "
+                                      "run)", path, loader + cpu, loader + kCudaGeneratorBytes));
   }
   if (!checkpoint.has_optimizer_state) {
     throw CheckpointError(fmt::format("checkpoint '{}' holds no optimizer state", path));
   }
   load_optimizer_state(path, *optimizer_);
-  train_->set_rng_state(rng.slice(0, 0, half).clone());
+  train_->set_rng_state(rng.slice(0, 0, loader).clone());
   if (!record.data_position.empty() || !train_->position().empty()) {
     if (record.data_position.empty()) {
       throw CheckpointError(fmt::format("checkpoint '{}' holds no position in the token shards of "
@@ -164,13 +191,15 @@ void Trainer::restore(const Checkpoint& checkpoint, const std::string& path) {
       throw CheckpointError(fmt::format("checkpoint '{}': {}", path, e.what()));
     }
   }
-  auto gen = at::detail::getDefaultCPUGenerator();
-  {
+  const int64_t rank = dp_ ? dp_->rank() : 0;
+  if (dropout == here && rank == 0) {
+    at::Generator gen = dropout_generator(device_);
     std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(rng.slice(0, half, 2 * half).clone());
-  }
-  if (dp_ && dp_->rank() > 0) {
-    seed_default_generator(dropout_seed(options_.seed(), dp_->rank(), checkpoint.step));
+    gen.set_state(rng.slice(0, loader, loader + here).clone());
+  } else {
+    // The other ranks, and a run resumed on another kind of device, draw
+    // dropout from a seed of the step.
+    seed_generator(dropout_generator(device_), dropout_seed(options_.seed(), rank, checkpoint.step));
   }
   step_ = checkpoint.step;
   best_val_ = record.best_val_loss;

@@ -60,6 +60,17 @@ class Trainer {
   Trainer(GPT model, const TrainOptions& options, const std::string& data_dir,
           std::shared_ptr<DataParallel> data_parallel = nullptr);
 
+  /// Runs the forward and loss of steps and evaluations under
+  /// ops::Autocast(device, dtype), as nanoGPT's `dtype`: torch::kFloat (the
+  /// default) or torch::kBFloat16 (torch::kHalf on CUDA). Parameters,
+  /// gradients and the optimizer stay float32. Not recorded in checkpoints:
+  /// like the device, it is how this machine runs the step. Throws
+  /// gpt2::Error for a dtype the model's device cannot autocast to.
+  void set_precision(torch::ScalarType dtype);
+  torch::ScalarType precision() const { return precision_; }
+  /// The device of the model's parameters, where batches are sent.
+  const torch::Device& device() const { return device_; }
+
   /// One optimizer step: grad_accum micro-batches forward and backward in
   /// train mode, clip, AdamW at the scheduled rate; skipped (nothing
   /// updated) when the loss or the norm is not finite.
@@ -111,6 +122,8 @@ class Trainer {
   double best_val_ = std::numeric_limits<double>::infinity();
   int64_t best_val_step_ = -1;
   std::shared_ptr<DataParallel> dp_;
+  torch::Device device_;
+  torch::ScalarType precision_ = torch::kFloat;
 };
 
 /// The TrainOptions, data folder and best val a checkpoint written by

@@ -117,6 +117,10 @@ TEST(GPT, BadInputGetsTypedErrorsWithValues) {
   expect_input_error(model, ok, "target 96 at position (0, 3)", targets);
   EXPECT_THROW(model->forward_last(torch::zeros({1, 17}, torch::kLong)), InputError);
   EXPECT_THROW(model->embed(torch::full({1, 3}, 96, torch::kLong)), InputError);
+  // Another device than the model's (the meta device stands for a GPU here).
+  expect_input_error(model, ok.to(torch::kMeta),
+                     "idx is on meta but the model is on cpu: move it with .to(cpu)");
+  expect_input_error(model, ok, "targets are on meta but idx on cpu", targets.to(torch::kMeta));
 }
 
 // Built unchecked, vocab_size -1 would make torch::empty throw c10::Error.

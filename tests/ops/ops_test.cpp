@@ -114,6 +114,57 @@ TEST(OpsAttention, TorchsPathsMatchFloat64) {
                      attention_oracle(q.narrow(2, 0, 1), k, v, {}), "one query, no mask");
 }
 
+// nanoGPT's is_causal=True: the model's path from position 0. The same
+// numbers as the causal mask on every path (the kernel's heads, torch's
+// float32, separate tensors), and refused where it cannot mean causal.
+TEST(OpsAttention, IsCausalEqualsTheCausalMask) {
+  const Heads h = heads(2, 16, 4, 8, /*grad=*/true);
+  const auto y = ops::attention(h.q, h.k, h.v, {}, 0.0, /*is_causal=*/true);
+  EXPECT_EQ(from_the_kernel(y), matmul_backend() == MatmulBackend::kOneDnn);
+  EXPECT_TRUE(torch::equal(y, ops::attention(h.q, h.k, h.v, causal(16), 0.0)));
+  expect_near_oracle(y, attention_oracle(h.q, h.k, h.v, causal(16)), "is_causal");
+  const auto q = torch::randn({1, 2, 5, 8}), k = torch::randn({1, 2, 5, 8}), v = torch::randn({1, 2, 5, 8});
+  EXPECT_TRUE(torch::equal(ops::attention(q, k, v, {}, 0.0, true), ops::attention(q, k, v, causal(5), 0.0)));
+  EXPECT_TRUE(torch::equal(ops::causal_mask(5, 3, torch::kCPU), causal(5, 3)));
+  EXPECT_FALSE(ops::causal_mask(1, 3, torch::kCPU).defined());
+  const std::string longer = testing::error_of<InputError>(
+      [&] { ops::attention(q, torch::randn({1, 2, 7, 8}), torch::randn({1, 2, 7, 8}), {}, 0.0, true); });
+  EXPECT_NE(longer.find("got 7 keys for 5 queries"), std::string::npos) << longer;
+  const std::string masked =
+      testing::error_of<InputError>([&] { ops::attention(q, k, v, causal(5), 0.0, true); });
+  EXPECT_NE(masked.find("and a mask"), std::string::npos) << masked;
+}
+
+// Under autocast the products are torch's, in bfloat16, on every path
+// (the CPU kernels compute float32 and would ignore it); outside, float32.
+TEST(OpsAutocast, ScopesSetAndRestoreAndTheSeamFollows) {
+  const auto x = torch::randn({4, 16}), w = torch::randn({8, 16});
+  EXPECT_FALSE(ops::autocast_enabled(torch::kCPU));
+  {
+    ops::Autocast plain(torch::kCPU, torch::kFloat);  // nanoGPT's float32: nothing
+    EXPECT_FALSE(ops::autocast_enabled(torch::kCPU));
+    EXPECT_EQ(ops::linear(x, w, {}).scalar_type(), torch::kFloat);
+  }
+  {
+    ops::Autocast outer(torch::kCPU, torch::kBFloat16);
+    EXPECT_TRUE(ops::autocast_enabled(torch::kCPU));
+    EXPECT_FALSE(ops::autocast_enabled(torch::kCUDA));
+    const auto y = ops::linear(x, w, {});
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+    EXPECT_LT((y.to(torch::kFloat) - torch::linear(x, w)).abs().max().item<double>(),
+              0.02 * torch::linear(x, w).abs().max().item<double>());
+    {
+      ops::Autocast inner(torch::kCPU, torch::kBFloat16);
+    }
+    EXPECT_TRUE(ops::autocast_enabled(torch::kCPU)) << "the inner scope ended the outer's";
+  }
+  EXPECT_FALSE(ops::autocast_enabled(torch::kCPU));
+  EXPECT_EQ(ops::linear(x, w, {}).scalar_type(), torch::kFloat);
+  const std::string half = testing::error_of<Error>([] { ops::Autocast a(torch::kCPU, torch::kHalf); });
+  EXPECT_NE(half.find("on cpu"), std::string::npos) << half;
+  EXPECT_FALSE(ops::autocast_enabled(torch::kCPU));
+}
+
 TEST(OpsAttention, DropoutOnlyWhenAsked) {
   const Heads h = heads(1, 8, 2, 8, /*grad=*/false);
   const auto none = ops::attention(h.q, h.k, h.v, causal(8), 0.0);

@@ -228,5 +228,30 @@ TEST(Trainer, OptimizerStateOfOtherShapesIsRefused) {
   EXPECT_EQ(other.steps_done(), 1);
 }
 
+// nanoGPT's dtype='bfloat16' on the CPU (the path a GPU takes, with the
+// CPU's autocast): the same steps reach float32's val loss within 2%, and
+// the weights and optimizer stay float32.
+TEST(Trainer, Bfloat16AutocastTrainsAsFloat32Does) {
+  TinyRun run;
+  double val[2] = {0, 0}, start = 0;
+  for (int i = 0; i < 2; ++i) {
+    Trainer t(run.model(/*dropout=*/0), TinyRun::options().max_steps(24).warmup_steps(2).lr(1e-2),
+              run.data);
+    EXPECT_TRUE(t.device().is_cpu());
+    t.set_precision(i == 0 ? torch::kFloat : torch::kBFloat16);
+    EXPECT_EQ(t.precision(), i == 0 ? torch::kFloat : torch::kBFloat16);
+    if (i == 0) start = t.evaluate("val");
+    for (int step = 0; step < 24; ++step) ASSERT_FALSE(t.step().skipped);
+    val[i] = t.evaluate("val");
+    for (const auto& p : t.model->parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat);
+  }
+  EXPECT_LT(val[0], 0.8 * start) << "float32 did not learn: " << start << " -> " << val[0];
+  EXPECT_LT(std::abs(val[1] - val[0]) / val[0], 0.02) << "float32 " << val[0] << ", bfloat16 " << val[1];
+  Trainer t(run.model(), TinyRun::options(), run.data);
+  const std::string half = testing::error_of<Error>([&] { t.set_precision(torch::kHalf); });
+  EXPECT_NE(half.find("on cpu"), std::string::npos) << half;
+  EXPECT_EQ(t.precision(), torch::kFloat);
+}
+
 }  // namespace
 }  // namespace gpt2

@@ -79,6 +79,7 @@ void print_runtime(std::ostream& out) {
 }  // namespace
 
 int run_bench_generate(const BenchGenerateFlags& f, std::ostream& out) {
+  if (f.device != "cpu") return run_bench_generate_device(f, out);
   print_runtime(out);
   GPT model(GPTConfig::preset(f.preset));
   torch::manual_seed(0);
@@ -229,6 +230,11 @@ void add_bench_command(CLI::App& app, int* rc) {
   g->add_option("--weights", gen->weights, "Weight formats side by side, the first the reference")
       ->delimiter(',')
       ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
+      ->capture_default_str();
+  add_device_flag(*g, gen->device);
+  g->add_option("--batch", gen->batches, "On a GPU: batch sizes side by side")
+      ->delimiter(',')
+      ->check(gpt2::app::in_range(1, 1024))
       ->capture_default_str();
   g->callback([gen, rc] { *rc = run_bench_generate(*gen, std::cout); });
   add_bench_train_command(*bench, rc);

@@ -20,7 +20,15 @@ struct BenchGenerateFlags {
   int repeats = 3;
   /// Weight formats to decode with, side by side (fp32 first).
   std::vector<std::string> weights = {"fp32", "bf16", "int8"};
+  /// cpu, cuda or cuda:N; on a GPU the rows are batch sizes, not formats.
+  std::string device = "cpu";
+  /// On a GPU: the batch sizes decoded side by side (prompts of equal length).
+  std::vector<int64_t> batches = {1, 32};
 };
+
+/// On a GPU: tokens/s of greedy decoding with the KV cache at each of
+/// flags.batches, float32 weights, alternating, median of `repeats`.
+int run_bench_generate_device(const BenchGenerateFlags& flags, std::ostream& out);
 
 /// Tokens/s of greedy decoding with and without the KV cache (alternating,
 /// median of `repeats`), and the memory-bandwidth bound: bytes of weights

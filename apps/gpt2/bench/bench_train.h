@@ -39,6 +39,14 @@ struct BenchTrainFlags {
   bool no_peer = false;
   /// Skip the default-settings app (gpt2-app-step beside the gpt2 binary).
   bool no_app = false;
+  /// Where every side runs: cpu, cuda or cuda:N.
+  std::string device = "cpu";
+  /// float32, or bfloat16 autocast on every side.
+  std::string dtype = "float32";
+  /// Also run the peer under torch.compile.
+  bool peer_compile = false;
+  /// The Python that runs the peer (Debian's python3-torch by default).
+  std::string peer_python = "/usr/bin/python3";
 };
 
 /// Prints per-phase step times, tokens/s, model FLOP/s as a fraction of a

@@ -3,10 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
 
 #include <ostream>
 #include <set>
 
+#include "gpt2/error.h"
 #include "gpt2/fields/table.h"
 #include "gpt2/generate/weight_format.h"
 #include "gpt2/io/model_source.h"
@@ -97,6 +100,59 @@ void apply_weights(GPTImpl& model, const std::string& weights, std::ostream& out
   fmt::print(out, "weights   {}: {:.0f} MB read per token (fp32: {:.0f} MB); {:.0f} MB held (the "
                   "fp32 weights stay, for the embedding and for training)\n",
              weights, decode_weight_bytes(model) / 1e6, fp32 / 1e6, held / 1e6);
+}
+
+CLI::Option* add_device_flag(CLI::App& cmd, std::string& device) {
+  return cmd.add_option("--device", device,
+                        "Where the model runs: cpu, cuda (GPU 0) or cuda:N (docs/gpu.md)")
+      ->capture_default_str();
+}
+
+torch::Device device_from_flag(const std::string& text) {
+  const bool cuda = text == "cuda" || text.rfind("cuda:", 0) == 0;
+  const std::string index = text.size() > 5 ? text.substr(5) : "";
+  const bool digits = !index.empty() && index.size() <= 3 &&
+                      index.find_first_not_of("0123456789") == std::string::npos;
+  if (text != "cpu" && !(cuda && (text == "cuda" || digits))) {
+    throw ConfigError(fmt::format("--device: '{}' is not cpu, cuda or cuda:N", text));
+  }
+  if (!cuda) return torch::Device(torch::kCPU);
+  const int n = text == "cuda" ? 0 : std::stoi(index);
+  if (!torch::cuda::is_available()) {
+    throw ConfigError(fmt::format("--device {}: this LibTorch ({}) sees no CUDA GPU (a CPU-only "
+                                  "build, or no GPU and driver here)", text, TORCH_VERSION));
+  }
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  if (n >= count) {
+    throw ConfigError(fmt::format("--device {}: this machine has {} CUDA GPU{} (cuda:0{})", text,
+                                  count, count == 1 ? "" : "s",
+                                  count > 1 ? fmt::format(" to cuda:{}", count - 1) : ""));
+  }
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(n));
+}
+
+torch::Device device_for(const std::string& device, const std::string& weights) {
+  const torch::Device d = device_from_flag(device);
+  if (!d.is_cpu() && weights != "fp32") {
+    throw ConfigError(fmt::format("--weights {} packs the weights for the CPU's decoding; on --device "
+                                  "{} the products run on the device's own kernels: leave --weights "
+                                  "at fp32", weights, device));
+  }
+  return d;
+}
+
+CLI::Option* add_dtype_flag(CLI::App& cmd, std::string& dtype) {
+  return cmd.add_option("--dtype", dtype,
+                        "Precision of the products, as nanoGPT's dtype: float32, or bfloat16 "
+                        "(autocast; weights, gradients and optimizer stay float32)")
+      ->check(CLI::IsMember({"float32", "bfloat16"}))
+      ->capture_default_str();
+}
+
+torch::ScalarType dtype_from_flag(const std::string& text) {
+  if (text == "float32") return torch::kFloat;
+  if (text == "bfloat16") return torch::kBFloat16;
+  throw ConfigError(fmt::format("--dtype: '{}' is not float32 or bfloat16", text));
 }
 
 }  // namespace gpt2::app

@@ -69,4 +69,22 @@ CLI::Option* add_weights_flag(CLI::App& cmd, std::string& weights);
 /// prints `weights   int8: 131 MB read per token (fp32: 498 MB); 629 MB held`.
 void apply_weights(GPTImpl& model, const std::string& weights, std::ostream& out);
 
+/// `--device cpu|cuda|cuda:N` into `device` (its value is the default):
+/// where the model runs.
+CLI::Option* add_device_flag(CLI::App& cmd, std::string& device);
+/// The device `text` names, checked against this machine: ConfigError for
+/// a name that is not cpu, cuda or cuda:N, and for a GPU this LibTorch
+/// cannot reach (built without CUDA, no GPU, or fewer than N + 1).
+torch::Device device_from_flag(const std::string& text);
+
+/// device_from_flag(device), refusing `weights` other than fp32 off the
+/// CPU (the packed formats are the CPU decoder's).
+torch::Device device_for(const std::string& device, const std::string& weights);
+
+/// `--dtype float32|bfloat16` into `dtype` (default float32): nanoGPT's
+/// dtype, bfloat16 autocasting the products (gpt2::ops::Autocast).
+CLI::Option* add_dtype_flag(CLI::App& cmd, std::string& dtype);
+/// torch::kFloat or torch::kBFloat16 for a value add_dtype_flag accepts.
+torch::ScalarType dtype_from_flag(const std::string& text);
+
 }  // namespace gpt2::app

@@ -92,12 +92,18 @@ int run_inspect(const InspectFlags& flags, std::ostream& out) {
     const int rc = report(*GPT(c.model->config), out);
     return tied && nonfinite.empty() ? rc : 1;
   }
+  const torch::Device device = device_from_flag(flags.device);
   const GPTConfig config = flags.model.config();
   const auto start = std::chrono::steady_clock::now();
   GPT model(config);
   const double build_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print(out, "build     {:.2f} s to construct and initialize\n", build_s);
+  if (!device.is_cpu()) {
+    model->to(device);
+    fmt::print(out, "device    {}: the checks below read the model there; its attention and "
+                    "products are torch's CUDA kernels\n", device.str());
+  }
   if (!flags.save_path.empty()) {
     save_checkpoint(flags.save_path, *model);
     fmt::print(out, "saved     {} (checkpoint; Python: torch.jit.load(path).state_dict())\n",
@@ -117,6 +123,7 @@ void add_inspect_command(CLI::App& app, int* rc) {
       "--checkpoint", flags->checkpoint,
       "Inspect this checkpoint: its tie, and the init checks on a fresh model of its config");
   checkpoint->check(CLI::ExistingPath)->excludes(save);
+  add_device_flag(*cmd, flags->device)->excludes(checkpoint);
   for (CLI::Option* option : model_options) checkpoint->excludes(option);
   cmd->callback([flags, rc] { *rc = run_inspect(*flags, std::cout); });
 }

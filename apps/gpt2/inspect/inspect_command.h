@@ -18,6 +18,8 @@ struct InspectFlags {
   std::string save_path;
   /// When set, inspect this checkpoint instead of building from the flags.
   std::string checkpoint;
+  /// --device: where the built model is checked (cpu, cuda, cuda:N).
+  std::string device = "cpu";
 };
 
 /// Prints `model`'s config, counts, runtime, init table and tie check to

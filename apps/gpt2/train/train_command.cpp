@@ -1,5 +1,6 @@
 #include "apps/gpt2/train/train_command.h"
 
+#include <ATen/Context.h>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -60,11 +61,21 @@ int run_train(const TrainFlags& flags) {
     throw ConfigError(
         fmt::format("--dist-timeout must be in (0, 1e6] seconds, got {}", flags.dist_timeout));
   }
+  const torch::Device device = device_from_flag(flags.device);  // before any worker starts
+  const torch::ScalarType dtype = dtype_from_flag(flags.dtype);
+  // As nanoGPT's train.py: float32 products on a GPU may use TF32. The
+  // command asks for it; the library never sets it.
+  if (device.is_cuda()) at::globalContext().setFloat32MatmulPrecision("high");
   const DistEnv env = read_dist_env();
   if (flags.nproc > 1 && env.distributed()) {
     throw ConfigError(fmt::format("--nproc {} starts its own workers, but this process is already "
                                   "rank {} of {} (WORLD_SIZE is set by a launcher); drop one",
                                   flags.nproc, env.rank, env.world_size));
+  }
+  if ((flags.nproc > 1 || env.distributed()) && !device.is_cpu()) {
+    throw ConfigError(fmt::format("--device {} with {} ranks: data-parallel training runs on CPUs "
+                                  "(Gloo) in this release; train on one GPU, or drop --device",
+                                  flags.device, flags.nproc > 1 ? flags.nproc : env.world_size));
   }
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.dist_timeout * 1e3));
   if (flags.nproc > 1) {
@@ -143,6 +154,7 @@ int run_train(const TrainFlags& flags) {
   }
   std::unique_ptr<Trainer> trainer;
   if (c) {
+    c->model->to(device);
     trainer = std::make_unique<Trainer>(c->model, run.train, data, dp);
     trainer->restore(*c, ckpt);
     fmt::print(out, "resumed   {} at step {}\n", ckpt, c->step);
@@ -152,9 +164,11 @@ int run_train(const TrainFlags& flags) {
     }
     GPT model = from_file ? with_config(*from_file->model, run.model) : GPT(run.model);
     from_file.reset();  // the run trains the copy
+    model->to(device);
     trainer = std::make_unique<Trainer>(std::move(model), run.train, data, dp);
   }
   Trainer& t = *trainer;
+  t.set_precision(dtype);
   const TrainOptions& o = t.options();
   const GPTConfig& config = t.model->config;
   const RuntimeInfo rt = runtime_info();
@@ -177,6 +191,11 @@ int run_train(const TrainFlags& flags) {
              t.model->num_parameters(), world * tokens,
              world > 1 ? fmt::format(" ({} per rank)", tokens) : "");
   fmt::print(out, "runtime   {}\n", runtime_line(rt));
+  if (!device.is_cpu() || flags.dtype != "float32") {
+    fmt::print(out, "device    {}, {}{}{}\n", device.str(), flags.dtype,
+               flags.dtype == "float32" ? "" : " autocast (weights, gradients, AdamW in float32)",
+               device.is_cuda() ? "; float32 products may use TF32, as nanoGPT's" : "");
+  }
   fmt::print(out, "run       steps {} to {}; checkpoint {}, log {}\n", t.steps_done() + 1,
              o.max_steps(), ckpt, log_path);
   std::fflush(stdout);
@@ -249,6 +268,8 @@ void add_train_command(CLI::App& app, int* rc) {
   std::vector<TrainOptions> recipes;
   for (const auto& name : train_preset_names()) recipes.push_back(train_preset(name).train);
   add_field_flags(*cmd, flag_specs(recipes), flags->train);
+  add_device_flag(*cmd, flags->device);
+  add_dtype_flag(*cmd, flags->dtype);
   cmd->add_option("--nproc", flags->nproc, "Data-parallel: start N local workers (torchrun's way)")
       ->check(gpt2::app::in_range(1, 1024));
   cmd->add_option("--dist-timeout", flags->dist_timeout,

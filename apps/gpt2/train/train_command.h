@@ -44,6 +44,10 @@ struct TrainFlags {
   int64_t nproc = 1;
   /// Data-parallel: seconds to wait for the others to join, and at each collective.
   double dist_timeout = 300;
+  /// --device: cpu, cuda or cuda:N.
+  std::string device = "cpu";
+  /// --dtype: float32 or bfloat16 (autocast), as nanoGPT's dtype.
+  std::string dtype = "float32";
   /// For tests: steps whose loss is made NaN.
   std::vector<int64_t> nan_steps;
 };

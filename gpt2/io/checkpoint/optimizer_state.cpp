@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "gpt2/error.h"
 #include "gpt2/io/checkpoint/checkpoint_fields.h"
@@ -44,6 +46,18 @@ std::string moment_shape_problem(torch::optim::Optimizer& optimizer) {
                            fmt::join(params[i].sizes(), "x"), fmt::join(moment.sizes(), "x"));
       }
     }
+  }
+  return {};
+}
+
+// The moments of an Adam or AdamW parameter state (max_exp_avg_sq may be
+// undefined); none for another optimizer's.
+std::vector<torch::Tensor*> moments(torch::optim::OptimizerParamState& state) {
+  if (auto* s = dynamic_cast<torch::optim::AdamWParamState*>(&state)) {
+    return {&s->exp_avg(), &s->exp_avg_sq(), &s->max_exp_avg_sq()};
+  }
+  if (auto* a = dynamic_cast<torch::optim::AdamParamState*>(&state)) {
+    return {&a->exp_avg(), &a->exp_avg_sq(), &a->max_exp_avg_sq()};
   }
   return {};
 }
@@ -135,6 +149,31 @@ std::string for_this_libtorch(const std::string& bytes, const std::string& path,
 
 }  // namespace
 
+std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
+  // The state's tensors are swapped for CPU copies while it is written, and
+  // the originals put back (no copy back to the device), also on a throw.
+  auto& o = const_cast<torch::optim::Optimizer&>(optimizer);
+  std::vector<std::pair<torch::Tensor*, torch::Tensor>> kept;
+  struct PutBack {
+    std::vector<std::pair<torch::Tensor*, torch::Tensor>>& kept;
+    ~PutBack() {
+      for (auto& [slot, original] : kept) *slot = std::move(original);
+    }
+  } put_back{kept};
+  for (auto& item : o.state()) {
+    for (torch::Tensor* t : moments(*item.second)) {
+      if (!t->defined() || t->device().is_cpu()) continue;
+      kept.emplace_back(t, *t);
+      *t = t->to(torch::kCPU);
+    }
+  }
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  return bytes.str();
+}
+
 void restore_optimizer(std::string_view bytes, const std::string& path,
                        torch::optim::Optimizer& optimizer) {
   auto as_input = [](const std::string& archive_bytes) {
@@ -165,6 +204,16 @@ void restore_optimizer(std::string_view bytes, const std::string& path,
     auto archive = as_input(backup.str());
     optimizer.load(archive);
     throw CheckpointError(fmt::format("cannot restore the optimizer from '{}': {}", path, problem));
+  }
+  // The archive holds CPU tensors: each moment goes where its parameter is.
+  for (const auto& group : optimizer.param_groups()) {
+    for (const auto& p : group.params()) {
+      auto it = optimizer.state().find(compat::optimizer_state_key(p));
+      if (it == optimizer.state().end() || p.device().is_cpu()) continue;
+      for (torch::Tensor* t : moments(*it->second)) {
+        if (t->defined()) *t = t->to(p.device());
+      }
+    }
   }
 }
 

@@ -9,8 +9,14 @@
 
 namespace gpt2::detail {
 
+/// The archive Optimizer::save writes, as bytes, with every state tensor
+/// written from the CPU (the archive gate reads CPU storages only), so a
+/// GPU run's optimizer loads anywhere. `optimizer` is as it was after.
+std::string optimizer_bytes(const torch::optim::Optimizer& optimizer);
+
 /// Loads the optimizer archive `bytes` (validated by the caller) into
 /// `optimizer`, all or nothing; CheckpointError naming `path` otherwise.
+/// Each state tensor is placed on its parameter's device.
 void restore_optimizer(std::string_view bytes, const std::string& path,
                        torch::optim::Optimizer& optimizer);
 

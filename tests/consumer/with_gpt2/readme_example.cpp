@@ -35,6 +35,18 @@ int main() {
   gpt2::load_optimizer_state("ckpt.pt", *opt);
 }
 
+[[maybe_unused]] static void on_a_gpu(gpt2::GPT model, torch::Tensor idx) {
+  model->to(torch::kCUDA);                                     // one tensor still: equal data_ptr()
+  auto opt = gpt2::configure_optimizers(*model, torch::optim::AdamWOptions(6e-4));  // fused AdamW there
+  gpt2::GPTOutput out;
+  {
+    gpt2::ops::Autocast bf16(torch::kCUDA, torch::kBFloat16);  // torch.autocast("cuda", torch.bfloat16)
+    out = model(idx.to(torch::kCUDA), idx.to(torch::kCUDA));
+  }
+  out.loss.backward();                                         // weights, gradients, AdamW in float32
+  opt->step();
+}
+
 [[maybe_unused]] static void text_in_text_out(gpt2::GPT model, std::vector<int64_t> prompt_ids) {
   const gpt2::Tokenizer tok = gpt2::Tokenizer::gpt2();      // shipped files, sha256-checked
   std::vector<int32_t> ids = tok.encode("hello world");      // {31373, 995}

@@ -1,0 +1,170 @@
+// The library on a CUDA GPU, each check against the same work on the CPU.
+// Every test skips, saying so, where torch::cuda::is_available() is false
+// (CI, a CPU-only LibTorch); tests/gpu/run.sh runs them on a GPU machine.
+
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+#include <torch/script.h>
+#include <torch/types.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "gpt2/generate/generate.h"
+#include "gpt2/io/checkpoint.h"
+#include "gpt2/model/gpt.h"
+#include "gpt2/model/init.h"
+#include "gpt2/train/dataset.h"
+#include "gpt2/train/optim.h"
+#include "gpt2/train/trainer.h"
+#include "test_util.h"
+
+namespace gpt2 {
+namespace {
+
+#define NEED_CUDA()                                                                      \
+  if (!torch::cuda::is_available()) {                                                    \
+    GTEST_SKIP() << "no CUDA GPU here (torch::cuda::is_available() is false): this test " \
+                    "runs on a GPU machine (tests/gpu/run.sh)";                           \
+  }
+
+const torch::Device kCuda(torch::kCUDA, 0);
+
+GPT small_model(double std = 0.02) {
+  return GPT(testing::tiny_config().block_size(64).init(InitOptions().seed(3).std(std)));
+}
+
+GPT on(const GPT& model, const torch::Device& device) {
+  return GPT(std::dynamic_pointer_cast<GPTImpl>(model->clone(device)));
+}
+
+double max_relative(const torch::Tensor& a, const torch::Tensor& b) {
+  const auto x = a.detach().to(torch::kCPU, torch::kDouble), y = b.detach().to(torch::kCPU, torch::kDouble);
+  return ((x - y).abs().max() / y.abs().max().clamp_min(1e-12)).item<double>();
+}
+
+TEST(Cuda, ForwardAndLossEqualTheCpus) {
+  NEED_CUDA();
+  GPT cpu = small_model(), gpu = on(cpu, kCuda);
+  torch::manual_seed(0);
+  const auto x = torch::randint(96, {3, 64}), y = torch::randint(96, {3, 64});
+  const GPTOutput a = cpu(x, y), b = gpu(x.to(kCuda), y.to(kCuda));
+  EXPECT_TRUE(b.logits.is_cuda());
+  EXPECT_LT(max_relative(b.logits, a.logits), 1e-4);
+  EXPECT_LT(max_relative(b.loss, a.loss), 1e-4);
+}
+
+TEST(Cuda, TieInitAndCountsHoldOnTheDevice) {
+  NEED_CUDA();
+  const GPTConfig config = testing::tiny_config().n_layer(6).n_embd(128).vocab_size(4096);
+  GPT model(config);
+  const int64_t count = model->num_parameters();
+  model->to(kCuda);
+  EXPECT_EQ(model->num_parameters(), count);
+  EXPECT_TRUE(model->lm_head->weight.is_cuda());
+  EXPECT_EQ(model->lm_head->weight.data_ptr(), model->transformer->wte->weight.data_ptr());
+  init_weights(*model, config, model->transformer->wpe.ptr().get());  // drawn on the device
+  for (const auto& p : model->named_parameters()) {
+    const std::string& name = p.key();
+    if (p.value().dim() < 2 || name.find("wpe") != std::string::npos) continue;
+    const double want = testing::is_residual_projection(name) ? 0.02 / std::sqrt(2.0 * 6) : 0.02;
+    EXPECT_NEAR(p.value().std().item<double>(), want, 0.08 * want) << name;
+  }
+}
+
+TEST(Cuda, OneTrainingStepEqualsTheCpus) {
+  NEED_CUDA();
+  GPT cpu = small_model(), gpu = on(cpu, kCuda);
+  const auto options = torch::optim::AdamWOptions(1e-3).betas({0.9, 0.95}).weight_decay(0.1);
+  auto cpu_opt = configure_optimizers(*cpu, options);
+  auto gpu_opt = configure_optimizers(*gpu, options);
+  torch::manual_seed(1);
+  const auto x = torch::randint(96, {4, 64}), y = torch::randint(96, {4, 64});
+  for (auto [model, opt, device] : {std::tuple{cpu, cpu_opt.get(), torch::Device(torch::kCPU)},
+                                    std::tuple{gpu, gpu_opt.get(), kCuda}}) {
+    for (int step = 0; step < 2; ++step) {
+      opt->zero_grad();
+      model(x.to(device), y.to(device)).loss.backward();
+      opt->clip_grad_norm(model->unique_parameters(), 0.5);
+      opt->step();
+    }
+  }
+  const auto a = cpu->named_parameters(), b = gpu->named_parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(b[i].value().is_cuda());
+    EXPECT_TRUE(torch::allclose(b[i].value().cpu(), a[i].value(), 1e-4, 1e-5)) << a[i].key();
+  }
+  EXPECT_EQ(gpu->lm_head->weight.data_ptr(), gpu->transformer->wte->weight.data_ptr());
+}
+
+TEST(Cuda, CheckpointsMoveBetweenCudaAndCpu) {
+  NEED_CUDA();
+  testing::TempDir dir;
+  GPT gpu = on(small_model(), kCuda);
+  auto opt = configure_optimizers(*gpu, torch::optim::AdamWOptions(1e-3));
+  torch::manual_seed(2);
+  gpu(torch::randint(96, {2, 64}).to(kCuda), torch::randint(96, {2, 64}).to(kCuda)).loss.backward();
+  opt->step();
+  TrainingState state;
+  state.step = 1;
+  state.optimizer = opt.get();
+  save_checkpoint(dir / "gpu.pt", *gpu, state);
+  Checkpoint back = load_checkpoint(dir / "gpu.pt");  // on the CPU
+  const auto a = gpu->named_parameters(), b = back.model->named_parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(b[i].value().device().is_cpu());
+    EXPECT_TRUE(torch::equal(a[i].value().cpu(), b[i].value())) << a[i].key();
+  }
+  // The optimizer state loads into a CPU optimizer, and into a GPU one on the GPU.
+  auto cpu_opt = configure_optimizers(*back.model, torch::optim::AdamWOptions(1e-3));
+  load_optimizer_state(dir / "gpu.pt", *cpu_opt);
+  back.model->to(kCuda);
+  auto again = configure_optimizers(*back.model, torch::optim::AdamWOptions(1e-3));
+  load_optimizer_state(dir / "gpu.pt", *again);
+  ASSERT_EQ(again->state().size(), back.model->unique_parameters().size());
+  for (const auto& item : again->state()) {
+    const auto& s = static_cast<const torch::optim::AdamWParamState&>(*item.second);
+    EXPECT_TRUE(s.exp_avg().is_cuda() && s.exp_avg_sq().is_cuda());
+  }
+  export_torchscript(*gpu, dir / "gpu.ts");  // a program of CPU tensors: loads anywhere
+  const torch::jit::Module program = torch::jit::load(dir / "gpu.ts");  // no map: where the file says
+  int64_t on_cpu = 0;
+  for (const auto& p : program.named_parameters()) on_cpu += p.value.device().is_cpu() ? 1 : 0;
+  EXPECT_EQ(on_cpu, static_cast<int64_t>(program.named_parameters().size()));
+  save_checkpoint(dir / "cpu.pt", *load_checkpoint(dir / "gpu.pt").model);
+  EXPECT_TRUE(torch::equal(load_checkpoint(dir / "cpu.pt").model->lm_head->weight,
+                           gpu->lm_head->weight.cpu()));
+}
+
+TEST(Cuda, GreedyGenerationEqualsTheCpus) {
+  NEED_CUDA();
+  GPT cpu = small_model(0.2), gpu = on(cpu, kCuda);  // a wide init: no near ties
+  const std::vector<int64_t> prompt = {5, 17, 42};
+  const auto options = SamplingOptions().temperature(0).max_new_tokens(61);  // 64 in all
+  EXPECT_EQ(generate(*gpu, {prompt}, options), generate(*cpu, {prompt}, options));
+}
+
+// nanoGPT's bfloat16 run against its float32 run: the same steps on the
+// shipped corpus reach a val loss within 2%.
+TEST(Cuda, Bfloat16TrainingReachesFloat32sLoss) {
+  NEED_CUDA();
+  testing::TempDir dir;
+  prepare_dataset({GPT2_SHAKESPEARE}, dir / "data", "char", 0.1);
+  const int64_t vocab = read_dataset_meta(dir / "data").vocab_size;
+  double val[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    GPT model(GPTConfig().block_size(128).vocab_size(vocab).n_layer(4).n_head(4).n_embd(128)
+                  .dropout(0).init(InitOptions().seed(5)));
+    model->to(kCuda);
+    Trainer t(model, TrainOptions().batch_size(32).grad_accum(1).max_steps(300).warmup_steps(30)
+                         .lr(1e-3).min_lr(1e-4).eval_steps(20).seed(9), dir / "data");
+    t.set_precision(i == 0 ? torch::kFloat : torch::kBFloat16);
+    for (int step = 0; step < 300; ++step) ASSERT_FALSE(t.step().skipped);
+    val[i] = t.evaluate("val");
+  }
+  EXPECT_LT(val[0], 2.6);  // it learned: a uniform guess over 65 chars is 4.17
+  EXPECT_LT(std::abs(val[1] - val[0]) / val[0], 0.02) << "float32 " << val[0] << ", bfloat16 " << val[1];
+}
+
+}  // namespace
+}  // namespace gpt2
