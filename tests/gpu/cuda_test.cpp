@@ -136,6 +136,38 @@ TEST(Cuda, CheckpointsMoveBetweenCudaAndCpu) {
                            gpu->lm_head->weight.cpu()));
 }
 
+// A Trainer's checkpoint from the GPU (dropout's CUDA generator state in
+// it) resumes on the GPU with the same next step, and on the CPU.
+TEST(Cuda, TrainerCheckpointsResumeOnEitherDevice) {
+  NEED_CUDA();
+  testing::TempDir dir;
+  std::ofstream(dir / "text.txt") << std::string(4000, 'a') + std::string(4000, 'b');
+  prepare_dataset({dir / "text.txt"}, dir / "data", "char", 0.25);
+  const auto options = TrainOptions().batch_size(4).grad_accum(1).max_steps(8).warmup_steps(1)
+                           .eval_steps(2).seed(4);
+  auto model = [] {
+    return GPT(testing::tiny_config().vocab_size(2).dropout(0.1).init(InitOptions().seed(6)));
+  };
+  GPT first = model();
+  first->to(kCuda);
+  Trainer a(first, options, dir / "data");
+  for (int i = 0; i < 2; ++i) a.step();
+  a.save(dir / "ckpt.pt");
+  const double next = a.step().loss;
+  for (const torch::Device device : {kCuda, torch::Device(torch::kCPU)}) {
+    Checkpoint c = load_checkpoint(dir / "ckpt.pt");
+    c.model->to(device);
+    Trainer b(c.model, options, dir / "data");
+    b.restore(c, dir / "ckpt.pt");
+    EXPECT_EQ(b.steps_done(), 2);
+    const double again = b.step().loss;
+    if (device.is_cuda()) {
+      EXPECT_NEAR(again, next, 1e-4 * std::abs(next)) << "resumed on the GPU";
+    }
+    EXPECT_TRUE(std::isfinite(again));
+  }
+}
+
 TEST(Cuda, GreedyGenerationEqualsTheCpus) {
   NEED_CUDA();
   GPT cpu = small_model(0.2), gpu = on(cpu, kCuda);  // a wide init: no near ties
