@@ -76,7 +76,7 @@ class GPT(nn.Module):
 
     def forward(self, idx, targets):
         T = idx.size(1)
-        x = self.wte(idx) + self.wpe(torch.arange(T))
+        x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
         for block in self.h:
             x = block(x, self.mask)
         logits = self.lm_head(self.ln_f(x))
