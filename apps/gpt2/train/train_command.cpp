@@ -226,8 +226,12 @@ int run_train(const TrainFlags& flags) {
     return kDivergedExitCode;
   }
   if (!lead) return 0;
+#ifdef GPT2_WITH_PLOT
   const std::string plot = flags.out + "/loss.svg";
   plot_losses(read_log(log_path), plot, fmt::format("{} on {}", preset_name, t.data_dir()));
+#else
+  const std::string plot = "none (built without PLplot; the curve is in " + log_path + ")";
+#endif
   fmt::print("done      steps {} in {}; best val loss {:.4f} at step {}; plot {}\n", t.steps_done(),
              duration(seconds), t.best_val_loss(), t.best_val_step(), plot);
   if (end == RunEnd::kStopped) {
