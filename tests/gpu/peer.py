@@ -3,25 +3,19 @@
   versions  torch, its CUDA, its C++ ABI, its CMake prefix, transformers
   peak      the bf16 product peak that MFU divides by: an 8192^3 bf16 matmul,
             median of 10 after warm-up; and GPT-2 124M's FLOPs per token at T=1024
-  train     nanoGPT's training step of GPT-2 124M (apps/bench/peer_step.py's model)
-            under bf16 autocast, fused AdamW: tokens/s eager and torch.compile'd
   generate  Hugging Face GPT2LMHeadModel (GPT2Config(), random weights), greedy
             with its KV cache: tokens/s at batch 1 and 32, float32 and bfloat16
 
-Usage: python3 tests/gpu/peer.py versions | peak | train --batch-size B [--peak TFLOPS]
-       | generate [--new-tokens 128]
+Usage: python3 tests/gpu/peer.py versions | peak | generate [--new-tokens 128]
+The training step's Python side is `gpt2 bench train`'s own peer
+(apps/bench/peer_step.py), eager and compiled, alternating with the C++ sides.
 Each result is one line `name value [unit]`, which run.sh copies into its summary.
 """
 import argparse
-import os
 import statistics
-import sys
 import time
 
 import torch
-
-# The model is peer_step.py's: the same nanoGPT shape `gpt2 bench train` compares against.
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "apps", "bench"))
 
 # GPT-2 124M, as the C++ `gpt2` preset: vocabulary unpadded (50257), 1024 positions.
 N_LAYER, N_HEAD, N_EMBD, VOCAB, BLOCK = 12, 12, 768, 50257, 1024
@@ -67,40 +61,6 @@ def peak(_):
     print(f"flops_per_token {flops_per_token(BLOCK)}")
 
 
-def train(args):
-    from peer_step import GPT
-
-    torch.backends.cuda.matmul.allow_tf32 = True  # as nanoGPT's train.py
-    torch.manual_seed(0)
-    model = GPT(N_LAYER, N_HEAD, N_EMBD, VOCAB, BLOCK).cuda()
-    params = [p for p in model.parameters() if p.requires_grad]
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=6e-4, betas=(0.9, 0.95), fused=True)
-    B, T = args.batch_size, BLOCK
-    x = torch.randint(VOCAB, (B, T), device="cuda")
-    y = torch.randint(VOCAB, (B, T), device="cuda")
-
-    def step(m):
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = m(x, y)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-
-    for name, m in (("eager", model), ("compiled", torch.compile(model))):
-        start = time.perf_counter()
-        s = seconds(lambda: step(m), repeats=args.steps, warmup=args.warmup)
-        rate = B * T / s
-        about = [f"B {B} T {T}", f"step {1000 * s:.1f} ms"]
-        if args.peak:
-            about.append(f"MFU {100 * rate * flops_per_token(T) / (args.peak * 1e12):.1f}%")
-        about.append(f"{time.perf_counter() - start:.0f} s with warm-up")
-        print(f"py_train_{name}_tokens_per_s {rate:.0f} ({', '.join(about)})")
-    print(f"py_train_peak_memory_gb {torch.cuda.max_memory_allocated() / 1e9:.1f}")
-
-
 def generate(args):
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -129,12 +89,6 @@ def main():
     sub = parser.add_subparsers(dest="what", required=True)
     sub.add_parser("versions").set_defaults(run=versions)
     sub.add_parser("peak").set_defaults(run=peak)
-    t = sub.add_parser("train")
-    t.add_argument("--batch-size", type=int, required=True)
-    t.add_argument("--steps", type=int, default=10)
-    t.add_argument("--warmup", type=int, default=3)
-    t.add_argument("--peak", type=float, default=0.0, help="bf16 TFLOP/s for MFU (from `peak`)")
-    t.set_defaults(run=train)
     g = sub.add_parser("generate")
     g.add_argument("--new-tokens", type=int, default=128)
     g.add_argument("--prompt-tokens", type=int, default=16)

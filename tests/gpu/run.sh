@@ -180,17 +180,18 @@ fi
 # --- the benchmarks --------------------------------------------------------
 batch=""
 if ((built == 0)); then
-  # --no-peer --no-app: the Python reference is peer.py, on the GPU (the peer
-  # and the app of `bench train` run on the CPU).
+  # Every side on the GPU, alternating in one run: the C++ step, a linking
+  # app with default settings, nanoGPT's model eager and under torch.compile.
   for b in 32 16 8; do
-    step "bench-train-B$b" 150 "${pfx[@]}" "$gpt2" bench train --device cuda --dtype bfloat16 --preset gpt2 \
-      --seq 1024 --batch-size "$b" --steps 10 --warmup 3 --rounds 2 --no-peer --no-app && { batch=$b; break; }
+    step "bench-train-B$b" 300 "${pfx[@]}" "$gpt2" bench train --device cuda --dtype bfloat16 --preset gpt2 \
+      --seq 1024 --batch-size "$b" --steps 10 --warmup 3 --rounds 2 --peer-python "$(command -v "$python")" \
+      --peer-compile && { batch=$b; break; }
   done
   if [[ -n $batch ]]; then keep "gpt2 bench train, B $batch" "bench-train-B$batch" 25
   else keep "gpt2 bench train, B 32 (failed)" bench-train-B32 25; fi
   # shellcheck disable=SC2086 # GEN_FLAGS is words
   step bench-generate 120 "${pfx[@]}" "$gpt2" bench generate --device cuda \
-    ${GEN_FLAGS:---preset gpt2 --prompt-tokens 16 --new-tokens 128 --repeats 3 --weights fp32,bf16}
+    ${GEN_FLAGS:---preset gpt2 --prompt-tokens 16 --new-tokens 128 --repeats 3 --batch 1,32}
   keep "gpt2 bench generate" bench-generate 25
 fi
 step peak 60 "$python" tests/gpu/peer.py peak
@@ -202,9 +203,8 @@ if [[ -n $cpp ]]; then
   mfu=$([[ -n $peak && -n $per_token ]] && awk -v r="$cpp" -v f="$per_token" -v p="$peak" 'BEGIN { printf ", MFU %.1f%%", 100 * r * f / (p * 1e12) }')
   figures+=("C++ bench train, B $batch T 1024, bf16 autocast: $cpp tokens/s$mfu")
 fi
-step peer-train 240 "$python" tests/gpu/peer.py train --batch-size "${batch:-8}" ${peak:+--peak "$peak"}
 step peer-generate 150 "$python" tests/gpu/peer.py generate --new-tokens 128
-for s in peer-train peer-generate; do
+for s in peer-generate; do
   while read -r line; do figures+=("$line"); done < <(grep -E '^(py|hf)_' "$logs/$s.log" 2>/dev/null)
 done
 

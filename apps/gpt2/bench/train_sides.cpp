@@ -43,8 +43,10 @@ std::vector<Side> external_sides(const GPTConfig& config, const BenchTrainFlags&
   if (!f.no_app) {
     sides.push_back({"app", fmt::format("'{}' {} {}", GPT2_APP_STEP, args, where),
                      "a linking app, default settings (apps/bench/app_step.cpp)", false, {}, {}});
-    sides.push_back({"app+config", fmt::format("'{}' {} configure {}", GPT2_APP_STEP, args, where),
-                     "the same app after gpt2::configure_runtime()", false, {}, {}});
+    if (f.device == "cpu") {  // configure_runtime sets the CPU's threads and heap only
+      sides.push_back({"app+config", fmt::format("'{}' {} configure {}", GPT2_APP_STEP, args, where),
+                       "the same app after gpt2::configure_runtime()", false, {}, {}});
+    }
   }
   if (f.no_peer) return sides;
   std::vector<int> peer_threads = f.peer_threads;
