@@ -22,6 +22,17 @@ void throw_first(const torch::Tensor& values, const torch::Tensor& bad,
                                values[b][t].item<int64_t>(), b, t, why));
 }
 
+// idx on the model's device (torch's own message names neither), then
+// check_token_ids.
+void check_idx(const GPTImpl& model, const torch::Tensor& idx) {
+  const torch::Device here = model.lm_head->weight.device();
+  if (idx.defined() && idx.device() != here) {
+    throw InputError(fmt::format("idx is on {} but the model is on {}: move it with .to({})",
+                                 idx.device().str(), here.str(), here.str()));
+  }
+  check_token_ids(idx, model.config);
+}
+
 void check_targets(const torch::Tensor& targets, const torch::Tensor& idx,
                    const GPTConfig& config) {
   if (targets.device() != idx.device()) {
@@ -62,21 +73,6 @@ void check_token_ids(const torch::Tensor& idx, const GPTConfig& config) {
     throw_first(idx, bad, "token id", fmt::format("is outside the vocabulary [0, {})", v));
   }
 }
-
-namespace {
-
-// check_token_ids, and idx on the model's device: torch's own message for a
-// CPU batch sent to a GPU model names neither.
-void check_idx(const GPTImpl& model, const torch::Tensor& idx) {
-  const torch::Device here = model.lm_head->weight.device();
-  if (idx.defined() && idx.device() != here) {
-    throw InputError(fmt::format("idx is on {} but the model is on {}: move it with .to({})",
-                                 idx.device().str(), here.str(), here.str()));
-  }
-  check_token_ids(idx, model.config);
-}
-
-}  // namespace
 
 TransformerImpl::TransformerImpl(const GPTConfig& config, const torch::Tensor& tied_weight) {
   // EmbeddingImpl registers options._weight as its own `weight` parameter:
