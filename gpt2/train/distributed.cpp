@@ -13,6 +13,7 @@
 #include <new>
 
 #include "gpt2/ops/torch_compat.h"
+#include "gpt2/train/detail/store_greeting.h"
 
 namespace gpt2 {
 namespace {
@@ -44,15 +45,34 @@ std::string stranger_reply(const std::exception& e) {
 
 bool is_stranger_reply(const std::exception& e) { return !stranger_reply(e).empty(); }
 
-std::string stranger(const DistEnv& env, const std::exception& e) {
+std::string stranger(const DistEnv& env, const std::string& reply) {
   return fmt::format("the program at {}:{} answered as no rendezvous store does ({}): is another "
                      "program listening on MASTER_PORT {}? choose a free port for rank 0",
-                     env.master_addr, env.master_port, stranger_reply(e), env.master_port);
+                     env.master_addr, env.master_port, reply, env.master_port);
+}
+
+std::string stranger(const DistEnv& env, const std::exception& e) {
+  return stranger(env, stranger_reply(e));
 }
 
 std::string where(const DistEnv& env) {
   return fmt::format("rank {} of {} (MASTER_ADDR {}, MASTER_PORT {})", env.rank, env.world_size,
                      env.master_addr, env.master_port);
+}
+
+// A peer that speaks before it is asked is no rendezvous store, and 1.13's
+// store client would read its bytes on a thread of its own, where a failed
+// allocation ends the process: refused before the client connects.
+void refuse_a_speaking_peer(const DistEnv& env) {
+  const std::string bytes = detail::unasked_bytes(
+      env.master_addr, static_cast<uint16_t>(env.master_port), std::chrono::milliseconds(200));
+  if (bytes.empty()) return;
+  std::string shown;
+  for (const char c : bytes.substr(0, bytes.find_first_of("\r\n"))) {
+    shown += (c >= 0x20 && c < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", static_cast<uint8_t>(c));
+  }
+  throw DistributedError(fmt::format(
+      "{}: {}", where(env), stranger(env, fmt::format("a greeting before any question: '{}'", shown))));
 }
 
 // Gloo's transport device, chosen as PyTorch's init_process_group does:
@@ -89,6 +109,7 @@ DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout
   o.waitWorkers = !env.agent_store;
   o.timeout = timeout;
   compat::use_classic_store_server(o);
+  if (!o.isServer) refuse_a_speaking_peer(env);
   const auto start = Clock::now();
   try {
     group_->store = c10::make_intrusive<c10d::PrefixStore>(

@@ -1,12 +1,16 @@
 """A program on MASTER_PORT that is not a rendezvous store, for cli_stranger_test.sh.
 
-    python3 stranger_store.py PORT_FILE huge|garbage
+    python3 stranger_store.py PORT_FILE huge|garbage|banner
 
 Listens on a free loopback port (written to PORT_FILE) and answers a store
 client's queries as a stranger might:
   huge:    as a store would, until the client asks for a value (GET); then it
            announces a value of 2^40 bytes, more than the machine's memory.
   garbage: 64 KiB of 0xff to whatever arrives.
+  banner:  speaks first, as an SSH server does: a version line on every
+           connection, before any question (LibTorch 1.13's store client
+           keeps a second connection whose thread reads such bytes as a
+           key's length and ends the process when it cannot allocate it).
 The messages are c10d's TCPStore wire format, a query byte then its
 strings: LibTorch 1.13's (0 SET, 2 GET, 3 ADD, 5 WAIT) or 2.x's, whose
 client opens with VALIDATE (0 and a magic number) and then pings (1 SET,
@@ -62,11 +66,15 @@ QUERIES = {"1.13": {0: "SET", 2: "GET", 3: "ADD", 5: "WAIT"},
 
 
 def serve(conn):
+    if mode == "banner":
+        conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n")
     stream = Stream(conn)
     protocol = None
     try:
         while True:
             kind = stream.take(1)[0]
+            if mode == "banner":
+                continue  # waits for an SSH client's version line
             if mode == "garbage":
                 conn.sendall(b"\xff" * 65536)
                 continue
