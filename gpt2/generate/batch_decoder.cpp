@@ -1,6 +1,5 @@
 #include "gpt2/generate/batch_decoder.h"
 
-#include <c10/util/Exception.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,7 +7,6 @@
 #include "gpt2/error.h"
 
 namespace gpt2 {
-
 BatchDecoder::BatchDecoder(GPTImpl& model, bool use_cache) : model_(model), use_cache_(use_cache) {}
 
 int64_t BatchDecoder::add(const std::vector<int64_t>& prompt) {
@@ -50,7 +48,7 @@ int64_t BatchDecoder::add(const std::vector<int64_t>& prompt) {
 
 void BatchDecoder::remove(int64_t id) {
   const auto it = std::find(order_.begin(), order_.end(), id);
-  TORCH_CHECK(it != order_.end(), "sequence ", id, " is not in the batch");
+  if (it == order_.end()) throw InputError(fmt::format("sequence {} is not in the batch", id));
   const auto row = static_cast<int64_t>(it - order_.begin());
   order_.erase(it);
   tokens_.erase(id);
@@ -71,7 +69,7 @@ void BatchDecoder::remove(int64_t id) {
 
 const std::vector<int64_t>& BatchDecoder::tokens(int64_t id) const {
   const auto it = tokens_.find(id);
-  TORCH_CHECK(it != tokens_.end(), "sequence ", id, " is not in the batch");
+  if (it == tokens_.end()) throw InputError(fmt::format("sequence {} is not in the batch", id));
   return it->second;
 }
 
@@ -101,9 +99,9 @@ torch::Tensor BatchDecoder::rebuild() {
 }
 
 torch::Tensor BatchDecoder::next_logits() {
-  TORCH_CHECK(!order_.empty(), "next_logits of an empty batch");
+  if (order_.empty()) throw InputError("next_logits of an empty batch");
+  if (awaiting_append_) throw InputError("next_logits called twice without append");
   torch::NoGradGuard no_grad;
-  TORCH_CHECK(!awaiting_append_, "next_logits called twice without append");
   awaiting_append_ = true;
   if (!cache_valid_ || cache_->length() >= model_.config.block_size()) return rebuild();
   std::vector<int64_t> last;
@@ -113,8 +111,10 @@ torch::Tensor BatchDecoder::next_logits() {
 }
 
 void BatchDecoder::append(const std::vector<int64_t>& tokens) {
-  TORCH_CHECK(tokens.size() == order_.size(), "append needs one token per row (", order_.size(),
-              "), got ", tokens.size());
+  if (tokens.size() != order_.size()) {
+    throw InputError(fmt::format("append needs one token per row ({}), got {}", order_.size(),
+                                 tokens.size()));
+  }
   for (size_t r = 0; r < tokens.size(); ++r) tokens_[order_[r]].push_back(tokens[r]);
   awaiting_append_ = false;
 }

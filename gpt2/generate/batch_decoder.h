@@ -30,7 +30,7 @@ class BatchDecoder {
   /// keep theirs; the next next_logits() decodes all of them.
   int64_t add(const std::vector<int64_t>& prompt);
   /// Drops the sequence `id` from the batch; the others keep their cache.
-  /// TORCH_CHECKs that it is in the batch.
+  /// Throws InputError unless it is in the batch.
   void remove(int64_t id);
 
   /// The sequences in the batch, in the row order of next_logits().
@@ -44,8 +44,8 @@ class BatchDecoder {
   /// ids() order. A context longer than block_size is cropped to its last
   /// block_size tokens, as nanoGPT does; from then on (positions shift, so
   /// no cached key stays valid) each call runs the cropped contexts again.
-  /// TORCH_CHECKs that the batch is not empty and that append() followed the
-  /// previous call.
+  /// Throws InputError for an empty batch, or when append() did not follow
+  /// the previous call.
   torch::Tensor next_logits();
   /// Appends tokens[r] to the sequence of row r (ids() order), one per row.
   void append(const std::vector<int64_t>& tokens);

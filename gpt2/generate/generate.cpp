@@ -107,6 +107,11 @@ std::vector<std::vector<int64_t>> generate(GPTImpl& model,
                                            const TokenCallback& on_token, LookupStats* stats) {
   validate(options);
   check_prompts(prompts, model.config.vocab_size());
+  if (options.stop_token() && (*options.stop_token() < 0 ||
+                               *options.stop_token() >= model.config.vocab_size())) {
+    throw InputError(fmt::format("stop_token {} is outside the vocabulary [0, {})",
+                                 *options.stop_token(), model.config.vocab_size()));
+  }
   torch::NoGradGuard no_grad;
   EvalMode eval(model);
   if (options.prompt_lookup() > 0) {

@@ -57,7 +57,8 @@ void check_logits(const torch::Tensor& logits);
 /// using `generator`. Returns (B) int64. A temperature below float's
 /// smallest normal number (1.2e-38) is greedy; above it the draw cannot
 /// meet NaN (each row's largest logit is taken to 0 first), and the most
-/// likely token survives any top_p. Throws check_logits's InputError.
+/// likely token survives any top_p. Throws InputError for logits of
+/// another shape or kind, and check_logits's.
 torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& options,
                           at::Generator& generator);
 

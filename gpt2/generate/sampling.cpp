@@ -44,6 +44,12 @@ void check_logits(const torch::Tensor& logits) {
 
 torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
                           at::Generator& generator) {
+  if (!logits.defined() || logits.dim() != 2 || logits.size(1) < 1 ||
+      !torch::isFloatingType(logits.scalar_type())) {
+    throw InputError(fmt::format(
+        "sample_next needs (B, V) floating logits with V >= 1, got {}",
+        logits.defined() ? c10::str(logits.scalar_type(), " ", logits.sizes()) : "none"));
+  }
   check_logits(logits);
   // Below float's smallest normal number the division cannot stay finite:
   // such a temperature is greedy, as 0 is.

@@ -57,9 +57,11 @@ void check_targets(const torch::Tensor& targets, const torch::Tensor& idx,
 
 void check_token_ids(const torch::Tensor& idx, const GPTConfig& config) {
   if (!idx.defined()) throw InputError("idx is an undefined tensor");
-  if (idx.dim() != 2 || idx.scalar_type() != torch::kLong) {
-    throw InputError(fmt::format("idx must be a 2-D (B, T) int64 tensor, got {} {}",
-                                 c10::toString(idx.scalar_type()), c10::str(idx.sizes())));
+  if (idx.dim() != 2 || idx.scalar_type() != torch::kLong || idx.layout() != torch::kStrided) {
+    throw InputError(fmt::format(
+        "idx must be a 2-D (B, T) int64 tensor, got {}{} {}",
+        idx.layout() == torch::kStrided ? "" : c10::str(idx.layout(), " "),
+        c10::toString(idx.scalar_type()), c10::str(idx.sizes())));
   }
   const int64_t t = idx.size(1);
   if (idx.size(0) < 1 || t < 1 || t > config.block_size()) {
@@ -104,7 +106,13 @@ void GPTImpl::reset() {
   const bool write = !DeferInit::active();
   {
     DeferInit unwritten;  // init_weights (or the caller) writes every tensor once
-    build();
+    try {
+      build();
+    } catch (const c10::Error&) {  // a validated config: memory ran out
+      throw ConfigError(fmt::format("a model of {} parameters ({:.1f} GB as float32) cannot be "
+                                    "allocated", config.num_parameters(),
+                                    4e-9 * static_cast<double>(config.num_parameters())));
+    }
   }
   if (write) reset_parameters();
 }

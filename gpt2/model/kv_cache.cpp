@@ -1,61 +1,85 @@
 #include "gpt2/model/kv_cache.h"
 
 #include <c10/util/Exception.h>
+#include <c10/util/StringUtil.h>
 
 #include <algorithm>
 
+#include "gpt2/error.h"
+
 namespace gpt2 {
+namespace {
+
+// The caller's mistakes, named as InputErrors.
+template <class... Parts>
+void check(bool ok, const Parts&... parts) {
+  if (!ok) throw InputError(c10::str(parts...));
+}
+
+}  // namespace
 
 KVCache::KVCache(const GPTConfig& config, int64_t batch, const torch::TensorOptions& options)
     : capacity_(config.block_size()), batch_(batch) {
-  TORCH_CHECK(batch >= 1, "KVCache batch must be at least 1, got ", batch);
+  check(batch >= 1, "KVCache batch must be at least 1, got ", batch);
   const int64_t nh = config.n_head(), hs = config.n_embd() / config.n_head();
-  for (int64_t i = 0; i < config.n_layer(); ++i) {
-    keys_.push_back(torch::empty({batch, nh, capacity_, hs}, options));
-    values_.push_back(torch::empty({batch, nh, capacity_, hs}, options));
+  try {
+    for (int64_t i = 0; i < config.n_layer(); ++i) {
+      keys_.push_back(torch::empty({batch, nh, capacity_, hs}, options));
+      values_.push_back(torch::empty({batch, nh, capacity_, hs}, options));
+    }
+  } catch (const c10::Error&) {  // sizes that overflow, or memory that ran out
+    const double bytes = 2.0 * config.n_layer() * batch * capacity_ * config.n_embd();
+    check(false, "a KV cache of ", batch, " rows (", bytes * options.dtype().itemsize() / 1e9,
+          " GB) cannot be allocated");
   }
 }
 
 std::pair<torch::Tensor, torch::Tensor> KVCache::append(size_t layer, const torch::Tensor& k,
                                                         const torch::Tensor& v) {
-  TORCH_CHECK(layer < keys_.size(), "KVCache has ", keys_.size(), " layers, asked for ", layer);
+  check(layer < keys_.size(), "KVCache has ", keys_.size(), " layers, asked for ", layer);
+  const torch::Tensor& mine = keys_[layer];
+  check(k.size(1) == mine.size(1) && k.size(3) == mine.size(3) && k.dtype() == mine.dtype() &&
+            k.device() == mine.device(), "the KV cache holds ", mine.size(1), " heads of ",
+        mine.size(3), " ", mine.dtype(), " on ", mine.device(), "; the model gives ", k.size(1),
+        " of ", k.size(3), " ", k.dtype(), " on ", k.device(), ": make it with the model's config "
+        "and its parameters' options");
   const int64_t t = k.size(2), end = length_ + t;
-  TORCH_CHECK(k.size(0) == batch_, "KVCache holds ", batch_, " rows, got ", k.size(0));
-  TORCH_CHECK(end <= capacity_, "KVCache holds ", capacity_, " positions; ", length_,
-              " are filled and ", t, " more do not fit");
+  check(k.size(0) == batch_, "KVCache holds ", batch_, " rows, got ", k.size(0));
+  check(end <= capacity_, "KVCache holds ", capacity_, " positions; ", length_, " are filled and ",
+        t, " more do not fit");
   keys_[layer].narrow(2, length_, t).copy_(k);
   values_[layer].narrow(2, length_, t).copy_(v);
   return {keys_[layer].narrow(2, 0, end), values_[layer].narrow(2, 0, end)};
 }
 
 void KVCache::advance(int64_t t) {
-  TORCH_CHECK(t >= 0 && length_ + t <= capacity_, "KVCache cannot advance by ", t, " from ",
-              length_, " of ", capacity_);
+  check(t >= 0 && length_ + t <= capacity_, "KVCache cannot advance by ", t, " from ", length_,
+        " of ", capacity_);
   length_ += t;
 }
 
 void KVCache::truncate(int64_t length) {
-  TORCH_CHECK(length >= 0 && length <= length_, "KVCache cannot truncate to ", length, " of ",
-              length_, " filled");
+  check(length >= 0 && length <= length_, "KVCache cannot truncate to ", length, " of ", length_,
+        " filled");
   length_ = length;
 }
 
 void KVCache::set_padding(const std::vector<int64_t>& pads) {
-  TORCH_CHECK(length_ == 0, "KVCache padding is set on an empty cache; ", length_, " are filled");
-  TORCH_CHECK(static_cast<int64_t>(pads.size()) == batch_, "KVCache holds ", batch_,
-              " rows, got ", pads.size(), " pads");
+  check(length_ == 0, "KVCache padding is set on an empty cache; ", length_, " are filled");
+  check(static_cast<int64_t>(pads.size()) == batch_, "KVCache holds ", batch_, " rows, got ",
+        pads.size(), " pads");
   bool any = false;
   for (const int64_t p : pads) {
-    TORCH_CHECK(p >= 0 && p < capacity_, "a pad of ", p, " does not fit ", capacity_, " positions");
+    check(p >= 0 && p < capacity_, "a pad of ", p, " does not fit ", capacity_, " positions");
     any = any || p > 0;
   }
   padding_ = any ? torch::tensor(pads, torch::kLong).to(keys_.front().device()) : torch::Tensor();
 }
 
 void KVCache::keep_rows(const std::vector<int64_t>& rows) {
-  TORCH_CHECK(!rows.empty(), "KVCache must keep at least one row");
+  check(!rows.empty(), "KVCache must keep at least one row");
   for (const int64_t r : rows) {
-    TORCH_CHECK(r >= 0 && r < batch_, "KVCache holds ", batch_, " rows, asked to keep row ", r);
+    check(r >= 0 && r < batch_, "KVCache holds ", batch_, " rows, asked to keep row ", r);
   }
   const auto index = torch::tensor(rows, torch::kLong).to(keys_.front().device());
   for (size_t i = 0; i < keys_.size(); ++i) {
@@ -70,8 +94,9 @@ void KVCache::keep_rows(const std::vector<int64_t>& rows) {
 }
 
 void KVCache::append_rows(const KVCache& other) {
-  TORCH_CHECK(other.keys_.size() == keys_.size() && other.capacity_ == capacity_,
-              "KVCache::append_rows needs a cache of the same model");
+  check(other.keys_.size() == keys_.size() && other.keys_[0].dtype() == keys_[0].dtype() &&
+            other.keys_[0].sizes().slice(1).equals(keys_[0].sizes().slice(1)),
+        "KVCache::append_rows needs a cache of the same model");
   const int64_t width = std::max(length_, other.length_);
   const int64_t shift = width - length_, other_shift = width - other.length_;
   for (size_t i = 0; i < keys_.size(); ++i) {

@@ -19,7 +19,8 @@ namespace gpt2 {
 class KVCache {
  public:
   /// Room for `batch` rows of config.block_size() positions, in `options`'
-  /// dtype and device (the model's).
+  /// dtype and device (the model's). InputError for a batch below 1 or
+  /// one whose cache cannot be allocated; every check below is one too.
   KVCache(const GPTConfig& config, int64_t batch, const torch::TensorOptions& options);
 
   /// Positions filled so far: the absolute position of the next token.
@@ -38,7 +39,7 @@ class KVCache {
   /// first pads[r] positions hold no token. Its tokens then take position
   /// ids from 0 at slot pads[r], and no query attends to a padded slot (a
   /// padded slot's own query sees only itself, so every value stays
-  /// finite). Set on an empty cache; clear() removes it. TORCH_CHECKs one
+  /// finite). Set on an empty cache; clear() removes it. Checks one
   /// pad per row, each in [0, capacity).
   void set_padding(const std::vector<int64_t>& pads);
   /// The pads as a (B,) int64 tensor on the cache's device, or an undefined
@@ -51,7 +52,7 @@ class KVCache {
   /// one's, both sides aligned on the right: the shorter gains left padding
   /// (zeros, never attended to), and length() becomes the longer's. A row
   /// that joins a running batch is prefilled alone and spliced in this way.
-  /// TORCH_CHECKs that the shapes agree.
+  /// Checks that the shapes agree.
   void append_rows(const KVCache& other);
 
   /// Writes layer `layer`'s k, v (B, nh, T, hs) for positions [length(),
@@ -59,10 +60,10 @@ class KVCache {
   /// length() itself moves only in advance(), once all layers have written.
   std::pair<torch::Tensor, torch::Tensor> append(size_t layer, const torch::Tensor& k,
                                                  const torch::Tensor& v);
-  /// Marks `t` more positions filled; TORCH_CHECKs that they fit.
+  /// Marks `t` more positions filled; checks that they fit.
   void advance(int64_t t);
   /// Forgets the positions from `length` on (rejected draft tokens);
-  /// TORCH_CHECKs 0 <= length <= length().
+  /// checks 0 <= length <= length().
   void truncate(int64_t length);
 
  private:

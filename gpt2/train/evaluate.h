@@ -43,7 +43,8 @@ TokenScore strided_score(GPTImpl& model, const std::vector<int32_t>& ids, int64_
 
 /// The score of every token of `tokens` (n of them, uint16 as in train.bin)
 /// but the first: windows of block_size + 1 tokens starting every
-/// block_size tokens (the last one shorter), `batch` windows per forward.
+/// block_size tokens (the last one shorter), `batch` windows per forward
+/// (0 or less: as many as keep the logits within 16M floats, at least 1).
 /// Throws InputError for fewer than 2 tokens, a null `tokens`, or an id
 /// outside the vocabulary.
 TokenScore split_score(GPTImpl& model, const uint16_t* tokens, int64_t n, int64_t batch = 8);

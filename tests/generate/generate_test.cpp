@@ -308,6 +308,42 @@ TEST(Generate, BadOptionsAndPromptsAreInputErrorsNamingTheValue) {
   expect_error({{1}, {}}, SamplingOptions(), "prompt 1 is empty");
   expect_error({{1, 96}}, SamplingOptions(),
                "token id 96 at position 1 of prompt 0 is outside the vocabulary [0, 96)");
+  expect_error(ok, SamplingOptions().stop_token(96), "stop_token 96 is outside the vocabulary [0, 96)");
+  expect_error(ok, SamplingOptions().stop_token(-5), "stop_token -5 is outside");
+}
+
+// A cache that cannot be allocated, or was made for another model, and
+// every misuse of the cache or the batch decoder: InputErrors in the
+// library's words, never the allocator's or a broadcast's.
+TEST(KVCache, MisuseIsAnInputErrorNamingTheValues) {
+  GPT model = tiny_model();
+  torch::NoGradGuard no_grad;
+  const auto idx = torch::zeros({1, 3}, torch::kLong);
+  auto message = [](const std::function<void()>& f) { return testing::error_of<InputError>(f); };
+  EXPECT_NE(message([&] { KVCache(model->config, int64_t{1} << 40, torch::kFloat); })
+                .find("a KV cache of 1099511627776 rows ("), std::string::npos);
+  KVCache wide(GPTConfig(model->config).n_embd(2 * model->config.n_embd()), 1, torch::kFloat);
+  EXPECT_NE(message([&] { model->forward_cached(idx, wide); }).find(c10::str(
+                "the KV cache holds ", model->config.n_head(), " heads of ",
+                2 * model->config.n_embd() / model->config.n_head(), " float on cpu; the model gives ",
+                model->config.n_head(), " of ", model->config.n_embd() / model->config.n_head())),
+            std::string::npos);
+  KVCache doubles(model->config, 1, torch::kDouble);
+  EXPECT_NE(message([&] { model->forward_cached(idx, doubles); }).find(" double on cpu; "),
+            std::string::npos);
+  EXPECT_EQ(doubles.length(), 0);  // nothing written
+  KVCache cache(model->config, 2, torch::kFloat);
+  EXPECT_EQ(message([&] { cache.truncate(-1); }), "KVCache cannot truncate to -1 of 0 filled");
+  EXPECT_EQ(message([&] { cache.keep_rows({5}); }), "KVCache holds 2 rows, asked to keep row 5");
+  EXPECT_EQ(message([&] { cache.set_padding({1}); }), "KVCache holds 2 rows, got 1 pads");
+
+  BatchDecoder decoder(*model);
+  EXPECT_EQ(message([&] { decoder.next_logits(); }), "next_logits of an empty batch");
+  EXPECT_EQ(message([&] { decoder.remove(42); }), "sequence 42 is not in the batch");
+  decoder.add({1, 2});
+  decoder.next_logits();
+  EXPECT_EQ(message([&] { decoder.next_logits(); }), "next_logits called twice without append");
+  EXPECT_EQ(message([&] { decoder.append({1, 2}); }), "append needs one token per row (1), got 2");
 }
 
 TEST(Generate, ForwardCachedRejectsWrongBatchAndOverflow) {
@@ -321,6 +357,21 @@ TEST(Generate, ForwardCachedRejectsWrongBatchAndOverflow) {
 }
 
 // --- sampling ---------------------------------------------------------------
+
+// Logits that are not (B, V) floats are named, not passed to torch's
+// multinomial or max.
+TEST(Sampling, LogitsOfAnotherShapeOrKindAreAnInputError) {
+  at::Generator g = at::make_generator<at::CPUGeneratorImpl>(1);
+  auto message = [&](const torch::Tensor& logits) {
+    return testing::error_of<InputError>([&] { sample_next(logits, SamplingOptions(), g); });
+  };
+  const std::string needs = "sample_next needs (B, V) floating logits with V >= 1, got ";
+  EXPECT_EQ(message(torch::zeros({1, 2, 5})), needs + "Float [1, 2, 5]");
+  EXPECT_EQ(message(torch::zeros({5})), needs + "Float [5]");
+  EXPECT_EQ(message(torch::zeros({1, 0})), needs + "Float [1, 0]");
+  EXPECT_EQ(message(torch::zeros({1, 5}, torch::kInt)), needs + "Int [1, 5]");
+  EXPECT_EQ(message(torch::Tensor()), needs + "none");
+}
 
 TEST(Sampling, TemperatureZeroIsArgmaxAndTopKOneToo) {
   auto logits = torch::tensor({{0.1, 2.0, -1.0, 1.9}, {3.0, 0.0, 0.0, 0.0}});

@@ -101,6 +101,7 @@ TEST(GPT, BadInputGetsTypedErrorsWithValues) {
   expect_input_error(model, torch::zeros({5}, torch::kLong),
                      "idx must be a 2-D (B, T) int64 tensor, got Long [5]");
   expect_input_error(model, torch::zeros({1, 5}), "got Float [1, 5]");
+  expect_input_error(model, torch::zeros({1, 5}, torch::kLong).to_sparse(), "got Sparse Long [1, 5]");
   expect_input_error(model, torch::zeros({1, 17}, torch::kLong),
                      "1 <= T <= block_size 16, got B 1 and T 17");
   expect_input_error(model, torch::zeros({1, 0}, torch::kLong), "got B 1 and T 0");
@@ -127,6 +128,12 @@ TEST(GPT, BadInputGetsTypedErrorsWithValues) {
 TEST(GPT, BadConfigThrowsConfigErrorBeforeBuilding) {
   EXPECT_THROW(GPT(testing::tiny_config().vocab_size(-1)), ConfigError);
   EXPECT_THROW(GPT(testing::tiny_config().n_embd(30).n_head(4)), ConfigError);
+  // Valid, but 2^40 x 64 floats: named by its size, not by the allocator.
+  EXPECT_EQ(testing::error_of<ConfigError>([] {
+              GPT(GPTConfig().vocab_size(int64_t{1} << 40).block_size(16).n_layer(1).n_head(1)
+                      .n_embd(64));
+            }),
+            "a model of 70368744228800 parameters (281475.0 GB as float32) cannot be allocated");
 }
 
 TEST(GPT, BlockAccessorIsTyped) {
