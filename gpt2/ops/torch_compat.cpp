@@ -3,6 +3,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/types.h>
 
+#include <optional>
+
 namespace gpt2::compat {
 
 namespace {
@@ -33,16 +35,18 @@ at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 
 void fused_adamw(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                  at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
-                 double beta2, double weight_decay, double eps) {
+                 double beta2, double weight_decay, double eps, const at::Tensor& grad_scale) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
   // As torch.optim.AdamW(fused=True): the steps count up first, so the
   // kernel's bias corrections see this step's number.
   for (const at::Tensor& step : steps) step.add_(1);
+  const std::optional<at::Tensor> scale =
+      grad_scale.defined() ? std::optional<at::Tensor>(grad_scale) : std::nullopt;
   at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1,
-                    beta2, weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+                    beta2, weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false, scale);
 #else
   (void)grads, (void)exp_avgs, (void)exp_avg_sqs, (void)steps, (void)lr, (void)beta1, (void)beta2,
-      (void)weight_decay, (void)eps;
+      (void)weight_decay, (void)eps, (void)grad_scale;
   TORCH_CHECK(false, "torch's fused CPU AdamW needs LibTorch 2.4 or later; this is ", TORCH_VERSION,
               " (", params.size(), " tensors)");
 #endif

@@ -103,12 +103,14 @@ at::Tensor sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                 const at::Tensor& allowed, double dropout_p, bool is_causal);
 // sdpa(q, k, v, {}, 0, /*is_causal=*/true).
 at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
-// One AdamW step of every tensor of `params` by torch's fused CPU kernel
-// (amsgrad off, no maximize); `steps` are float scalars it counts up.
-// Throws c10::Error where has_fused_adamw() is false.
+// One AdamW step of every tensor of `params` by torch's fused kernel
+// (amsgrad off, no maximize); `steps` are float scalars it counts up. A
+// defined `grad_scale` (a float scalar on the tensors' device) divides
+// each gradient as the kernel reads it, as AMP's unscaling does. Throws
+// c10::Error where has_fused_adamw() is false.
 void fused_adamw(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                  at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
-                 double beta2, double weight_decay, double eps);
+                 double beta2, double weight_decay, double eps, const at::Tensor& grad_scale = {});
 
 // Autocast's state for one device type (kCPU or kCUDA), as torch.autocast
 // reads and sets it: 1.13 has a pair of calls per device, 2.4 one taking

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -46,6 +47,13 @@ detail::AdamWCoefficients coefficients(const torch::optim::AdamWOptions& o, int6
   return c;
 }
 
+// Adam's moments for `p`: zeros like it, on the library's large-tensor
+// memory where it is a float32 CPU tensor.
+torch::Tensor zeros_like_param(const torch::Tensor& p) {
+  if (dense_float_cpu(p)) return empty_large(p.sizes(), torch::kFloat).zero_();
+  return torch::zeros_like(p, torch::MemoryFormat::Preserve);
+}
+
 }  // namespace
 
 ParamGroups param_groups(const GPTImpl& model) {
@@ -66,7 +74,7 @@ bool FusedAdamW::fusable() const {
   return true;
 }
 
-bool FusedAdamW::device_fusable() const {
+bool FusedAdamW::torch_fusable() const {
   if (!compat::has_fused_adamw()) return false;
   c10::optional<torch::Device> device;
   for (const auto& group : param_groups()) {
@@ -74,7 +82,7 @@ bool FusedAdamW::device_fusable() const {
     for (const auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       const auto& g = p.grad();
-      if (p.device().is_cpu() || p.scalar_type() != torch::kFloat || g.scalar_type() != torch::kFloat ||
+      if (p.scalar_type() != torch::kFloat || g.scalar_type() != torch::kFloat ||
           g.layout() != torch::kStrided || g.device() != p.device() || (device && *device != p.device())) {
         return false;
       }
@@ -84,8 +92,9 @@ bool FusedAdamW::device_fusable() const {
   return device.has_value();
 }
 
-void FusedAdamW::device_step(float grad_scale) {
+void FusedAdamW::torch_step(float grad_scale) {
   torch::NoGradGuard no_grad;
+  KernelTeam team;  // on the CPU, torch's kernel runs on gpt2's kernel threads
   for (auto& group : param_groups()) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
@@ -94,12 +103,11 @@ void FusedAdamW::device_step(float grad_scale) {
       auto& slot = state()[compat::optimizer_state_key(p)];
       if (!slot) {  // as torch: zeros on the first step
         auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        fresh->exp_avg(zeros_like_param(p));
+        fresh->exp_avg_sq(zeros_like_param(p));
         slot = std::move(fresh);
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
-      if (grad_scale != 1.0f) p.mutable_grad().mul_(grad_scale);
       params.push_back(p);
       grads.push_back(p.grad());
       exp_avgs.push_back(s.exp_avg());
@@ -110,8 +118,13 @@ void FusedAdamW::device_step(float grad_scale) {
     }
     if (params.empty()) continue;
     const auto [beta1, beta2] = options.betas();
+    // The clip's factor f as the kernel's divisor 1/f, read with each
+    // gradient instead of a pass that multiplies them first.
+    const torch::Tensor divisor =
+        grad_scale == 1.0f ? torch::Tensor()
+                           : torch::full({}, 1.0f / grad_scale, params[0].options());
     compat::fused_adamw(params, grads, exp_avgs, exp_avg_sqs, steps, options.lr(), beta1, beta2,
-                        options.weight_decay(), options.eps());
+                        options.weight_decay(), options.eps(), divisor);
   }
 }
 
@@ -157,26 +170,24 @@ double FusedAdamW::clip_grad_norm(const std::vector<torch::Tensor>& params, doub
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
   const float scale = std::exchange(grad_scale_, 1.0f);
-  if (!fusable() && !closure && device_fusable()) {
-    device_step(scale);
-    return {};
-  }
-  if (!fusable()) {
-    if (scale != 1.0f) {
-      torch::NoGradGuard no_grad;
-      for (auto& group : param_groups()) {
-        for (auto& p : group.params()) {
-          if (p.grad().defined()) p.mutable_grad().mul_(scale);
-        }
-      }
-    }
-    return torch::optim::AdamW::step(std::move(closure));
-  }
-  torch::NoGradGuard no_grad;
   torch::Tensor loss;
   if (closure) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
+  }
+  if (torch_fusable()) {
+    torch_step(scale);
+    return loss;
+  }
+  torch::NoGradGuard no_grad;
+  if (!fusable()) {
+    for (auto& group : param_groups()) {
+      for (auto& p : group.params()) {
+        if (p.grad().defined() && scale != 1.0f) p.mutable_grad().mul_(scale);
+      }
+    }
+    torch::optim::AdamW::step();
+    return loss;
   }
   KernelTeam team;  // the update runs on gpt2's kernel threads
   for (auto& group : param_groups()) {
@@ -186,9 +197,8 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       auto& slot = state()[compat::optimizer_state_key(p)];
       if (!slot) {  // as torch: zeros on the first step
         auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-        // p is a contiguous float32 CPU tensor (checked above).
-        fresh->exp_avg(empty_large(p.sizes(), torch::kFloat).zero_());
-        fresh->exp_avg_sq(empty_large(p.sizes(), torch::kFloat).zero_());
+        fresh->exp_avg(zeros_like_param(p));
+        fresh->exp_avg_sq(zeros_like_param(p));
         slot = std::move(fresh);
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
@@ -224,6 +234,18 @@ void FusedAdamW::zero_grad(bool set_to_none) {
 
 std::unique_ptr<FusedAdamW> configure_optimizers(const GPTImpl& model,
                                                  const torch::optim::AdamWOptions& options) {
+  const auto [beta1, beta2] = options.betas();
+  for (const auto& [name, value, ok] : {std::tuple{"lr", options.lr(), options.lr() >= 0},
+                                        {"eps", options.eps(), options.eps() >= 0},
+                                        {"beta1", beta1, beta1 >= 0 && beta1 < 1},
+                                        {"beta2", beta2, beta2 >= 0 && beta2 < 1},
+                                        {"weight_decay", options.weight_decay(),
+                                         options.weight_decay() >= 0}}) {
+    if (!ok) {
+      throw InputError(fmt::format("configure_optimizers: AdamW's {} must be {}, got {}", name,
+                                   name[0] == 'b' ? "in [0, 1)" : ">= 0", value));
+    }
+  }
   ParamGroups groups = param_groups(model);
   auto no_decay = std::make_unique<torch::optim::AdamWOptions>(options);
   no_decay->weight_decay(0.0);

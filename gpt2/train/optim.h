@@ -24,14 +24,17 @@ struct ParamGroups {
 ParamGroups param_groups(const GPTImpl& model);
 
 /// torch::optim::AdamW whose step() updates each float32 parameter in one
-/// pass over (weight, grad, m, v), split across torch's intra-op threads.
-/// torch's step walks the same tensors with eight separate ops and a
-/// temporary. The options, the per-parameter state (AdamWParamState), save()
-/// and load() are torch's, so optimizer state moves freely between the two;
-/// the numbers agree to float rounding (tests/train/optim_test.cpp). With
-/// amsgrad, or any parameter or gradient that is not dense, contiguous
-/// float32 on the CPU, step() is torch's own: on a GPU (LibTorch 2.4 and
-/// later) torch's fused kernel, as torch.optim.AdamW(fused=True), elsewhere
+/// fused pass over (weight, grad, m, v) instead of torch::optim::AdamW's
+/// eight ops and a temporary. On LibTorch 2.4 and later that pass is
+/// torch's own fused kernel (what torch.optim.AdamW(fused=True) runs), on
+/// the CPU as on a GPU, when every gradient is dense float32 on one
+/// device; on 1.13, which has none on the CPU, it is the library's
+/// (gpt2/train/detail/adamw_kernel.h). Both run on the kernel threads
+/// (gpt2/ops/settings.h). The options, the per-parameter state
+/// (AdamWParamState), save() and load() are torch's, so optimizer state
+/// moves freely between the two; the numbers agree with
+/// torch::optim::AdamW's to float rounding (tests/train/optim_test.cpp).
+/// With amsgrad, or a gradient that fits neither pass, step() is
 /// torch::optim::AdamW::step.
 class FusedAdamW : public torch::optim::AdamW {
  public:
@@ -53,27 +56,33 @@ class FusedAdamW : public torch::optim::AdamW {
   /// folded into the next step(): returns the same total norm (before
   /// clipping, summed in the order of `params`) and computes the same
   /// factor, min(1, max_norm / (norm + 1e-6)), but leaves the gradients as
-  /// they are; step() multiplies each gradient by it as it reads it, which
-  /// saves a pass over every gradient. The update
-  /// equals clip_grad_norm_ then step() to the bit. `params` must be this
-  /// optimizer's parameters, each once, in any order, and max_norm
-  /// positive (a gpt2::Error otherwise; torch's takes a negative bound and
-  /// flips the gradients). The next step() or zero_grad() ends the factor; a step()
-  /// that is not fused scales the gradients first.
+  /// they are; step() applies it to each gradient as it reads it, which
+  /// saves a pass over every gradient. The library's pass multiplies, so
+  /// its update equals clip_grad_norm_ then step() to the bit, and it
+  /// leaves the gradients unclipped. torch's fused kernel divides by
+  /// 1/factor (its grad_scale), equal to float rounding, and stores the
+  /// clipped gradients as torch's clip leaves them; a step() that fuses
+  /// nothing scales the gradients first.
+  /// `params` must be this optimizer's parameters, each once, in any
+  /// order, and max_norm positive (a gpt2::Error otherwise; torch's takes
+  /// a negative bound and flips the gradients). The next step() or
+  /// zero_grad() ends the factor.
   double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
 
  private:
   bool fusable() const;
-  // Every gradient dense float32 on one GPU, and torch has a fused AdamW.
-  bool device_fusable() const;
-  void device_step(float grad_scale);
+  // Every gradient dense float32 on one device, and torch has a fused AdamW.
+  bool torch_fusable() const;
+  void torch_step(float grad_scale);
 
   float grad_scale_ = 1;  // from clip_grad_norm, for the next step()
 };
 
 /// FusedAdamW over param_groups(model): the decay group uses
 /// options.weight_decay(), the other 0. nanoGPT uses lr 6e-4,
-/// betas (0.9, 0.95), weight_decay 0.1.
+/// betas (0.9, 0.95), weight_decay 0.1. Throws InputError naming the
+/// option for an lr, eps or weight_decay below 0 or NaN, or a beta outside
+/// [0, 1).
 std::unique_ptr<FusedAdamW> configure_optimizers(const GPTImpl& model,
                                                  const torch::optim::AdamWOptions& options);
 

@@ -174,8 +174,10 @@ std::vector<Tensor> parameters_with_grads(const GPT& model) {
 }
 
 // One AdamW step over every parameter of `model` (nanoGPT's betas and
-// weight decay): the library's FusedAdamW against torch's fused CPU kernel
-// where the LibTorch has one, else against torch::optim::AdamW.
+// weight decay): the library's FusedAdamW against torch::optim::AdamW on
+// 1.13, where FusedAdamW runs the library's pass; on 2.4 and later, where
+// it runs torch's fused CPU kernel, against that kernel called directly
+// (what FusedAdamW's state keeping and kernel threads add or save).
 Row adamw_row(const GPT& model) {
   const auto options = torch::optim::AdamWOptions(6e-4).betas({0.9, 0.95}).weight_decay(0.1);
   auto ours = std::make_shared<FusedAdamW>(parameters_with_grads(model), options);
