@@ -29,6 +29,12 @@ TEST(DeviceFlag, NamesAreCheckedAndGpusCounted) {
     EXPECT_NE(e.find("this machine has " + std::to_string(gpus) + " CUDA GPU"), std::string::npos) << e;
   }
   EXPECT_TRUE(device_for("cpu", "int8").is_cpu());
+  // Packed weights off the CPU are refused before the GPU is looked for.
+  const std::string packed = testing::error_of<ConfigError>([] { device_for("cuda:1", "bf16"); });
+  EXPECT_NE(packed.find("--weights bf16 packs the weights for the CPU's decoding; on --device "
+                        "cuda:1"), std::string::npos) << packed;
+  EXPECT_EQ(testing::error_of<ConfigError>([] { refuse_packed_weights_off_cpu("cuda", "fp32"); }),
+            "no error");
 }
 
 TEST(DtypeFlag, FloatAndBfloat16Only) {

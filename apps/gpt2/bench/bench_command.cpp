@@ -227,8 +227,9 @@ void add_bench_command(CLI::App& app, int* rc) {
   g->add_option("--repeats", gen->repeats, "Runs of each side")
       ->check(gpt2::app::in_range(1, 100))
       ->capture_default_str();
-  g->add_option("--weights", gen->weights, "Weight formats side by side, the first the reference")
-      ->delimiter(',')
+  CLI::Option* weights = g->add_option("--weights", gen->weights,
+                                       "Weight formats side by side, the first the reference");
+  weights->delimiter(',')
       ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
       ->capture_default_str();
   add_device_flag(*g, gen->device);
@@ -236,7 +237,10 @@ void add_bench_command(CLI::App& app, int* rc) {
       ->delimiter(',')
       ->check(gpt2::app::in_range(1, 1024))
       ->capture_default_str();
-  g->callback([gen, rc] { *rc = run_bench_generate(*gen, std::cout); });
+  g->callback([gen, rc, weights] {
+    gen->weights_given = weights->count() > 0;
+    *rc = run_bench_generate(*gen, std::cout);
+  });
   add_bench_train_command(*bench, rc);
   add_bench_products_command(*bench, rc);
   add_bench_lookup_command(*bench, rc);

@@ -20,6 +20,8 @@ struct BenchGenerateFlags {
   int repeats = 3;
   /// Weight formats to decode with, side by side (fp32 first).
   std::vector<std::string> weights = {"fp32", "bf16", "int8"};
+  /// Whether --weights was given (a GPU decodes float32 weights only).
+  bool weights_given = false;
   /// cpu, cuda or cuda:N; on a GPU the rows are batch sizes, not formats.
   std::string device = "cpu";
   /// On a GPU: the batch sizes decoded side by side (prompts of equal length).

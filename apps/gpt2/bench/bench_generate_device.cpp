@@ -18,6 +18,9 @@
 namespace gpt2::app {
 
 int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
+  if (f.weights_given) {
+    for (const auto& w : f.weights) refuse_packed_weights_off_cpu(f.device, w);
+  }
   const torch::Device device = device_from_flag(f.device);
   torch::manual_seed(0);
   GPT model(GPTConfig::preset(f.preset));

@@ -131,14 +131,17 @@ torch::Device device_from_flag(const std::string& text) {
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(n));
 }
 
-torch::Device device_for(const std::string& device, const std::string& weights) {
-  const torch::Device d = device_from_flag(device);
-  if (!d.is_cpu() && weights != "fp32") {
+void refuse_packed_weights_off_cpu(const std::string& device, const std::string& weights) {
+  if (device != "cpu" && weights != "fp32") {
     throw ConfigError(fmt::format("--weights {} packs the weights for the CPU's decoding; on --device "
                                   "{} the products run on the device's own kernels: leave --weights "
                                   "at fp32", weights, device));
   }
-  return d;
+}
+
+torch::Device device_for(const std::string& device, const std::string& weights) {
+  refuse_packed_weights_off_cpu(device, weights);
+  return device_from_flag(device);
 }
 
 CLI::Option* add_dtype_flag(CLI::App& cmd, std::string& dtype) {

@@ -77,8 +77,11 @@ CLI::Option* add_device_flag(CLI::App& cmd, std::string& device);
 /// cannot reach (built without CUDA, no GPU, or fewer than N + 1).
 torch::Device device_from_flag(const std::string& text);
 
-/// device_from_flag(device), refusing `weights` other than fp32 off the
-/// CPU (the packed formats are the CPU decoder's).
+/// ConfigError for `weights` other than fp32 with a `device` flag other
+/// than cpu: the packed formats are the CPU decoder's.
+void refuse_packed_weights_off_cpu(const std::string& device, const std::string& weights);
+
+/// refuse_packed_weights_off_cpu, then device_from_flag(device).
 torch::Device device_for(const std::string& device, const std::string& weights);
 
 /// `--dtype float32|bfloat16` into `dtype` (default float32): nanoGPT's
