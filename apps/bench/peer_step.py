@@ -12,6 +12,7 @@ torch.autocast in --dtype, AdamW(fused=True), torch.compile with --compile;
 each phase ends when the device is done.
 Prints one line of JSON: median seconds per phase and peak RSS in bytes.
 """
+import contextlib
 import ctypes
 import json
 import math
@@ -120,8 +121,10 @@ def main():
     fused = {"fused": True} if cuda else {}  # nanoGPT's choice where fused AdamW exists
     opt = torch.optim.AdamW(groups, lr=6e-4, betas=(0.9, 0.95), **fused)
     step_model = torch.compile(model) if compiled else model
-    ctx = torch.autocast(device_type=device.split(":")[0], dtype=getattr(torch, dtype),
-                         enabled=dtype != "float32")
+    # nanoGPT's nullcontext for float32: torch 1.13's CPU autocast refuses
+    # a float32 dtype even when disabled.
+    ctx = (contextlib.nullcontext() if dtype == "float32" else
+           torch.autocast(device_type=device.split(":")[0], dtype=getattr(torch, dtype)))
     x = torch.randint(vocab, (B, T), device=device)
     y = torch.randint(vocab, (B, T), device=device)
 

@@ -20,6 +20,7 @@
 #include "apps/gpt2/bench/bench_products.h"
 #include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/bench/bench_train.h"
+#include "apps/gpt2/bench/train_sides.h"
 #include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/model_flags.h"
 #include "gpt2/runtime/runtime.h"
@@ -147,7 +148,7 @@ Stats python_jit_load(const std::string& path, int repeats) {
       "/usr/bin/python3 -c \"import sys, time, torch\n"
       "for _ in range({}):\n"
       "    t = time.perf_counter(); torch.jit.load(sys.argv[1]); "
-      "print(time.perf_counter() - t)\" '{}'", repeats, path);
+      "print(time.perf_counter() - t)\" {}", repeats, shell_word(path));
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) throw FileError("cannot run python3 for torch.jit.load");
   std::vector<double> seconds;

@@ -17,6 +17,12 @@ std::string config_args(const GPTConfig& c, const BenchTrainFlags& f) {
 
 }  // namespace
 
+std::string shell_word(const std::string& word) {
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 PeerRun external_step(const std::string& command, const std::string& skip_flag) {
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) throw FileError(fmt::format("cannot run {}", command));
@@ -41,10 +47,11 @@ std::vector<Side> external_sides(const GPTConfig& config, const BenchTrainFlags&
   const std::string args = config_args(config, f);
   const std::string where = fmt::format("device={} dtype={}", f.device, f.dtype);
   if (!f.no_app) {
-    sides.push_back({"app", fmt::format("'{}' {} {}", GPT2_APP_STEP, args, where),
+    sides.push_back({"app", fmt::format("{} {} {}", shell_word(GPT2_APP_STEP), args, where),
                      "a linking app, default settings (apps/bench/app_step.cpp)", false, {}, {}});
     if (f.device == "cpu") {  // configure_runtime sets the CPU's threads and heap only
-      sides.push_back({"app+config", fmt::format("'{}' {} configure {}", GPT2_APP_STEP, args, where),
+      sides.push_back({"app+config",
+                       fmt::format("{} {} configure {}", shell_word(GPT2_APP_STEP), args, where),
                        "the same app after gpt2::configure_runtime()", false, {}, {}});
     }
   }
@@ -53,9 +60,10 @@ std::vector<Side> external_sides(const GPTConfig& config, const BenchTrainFlags&
   if (peer_threads.empty()) peer_threads.push_back(0);
   for (int& t : peer_threads) t = t > 0 ? t : threads;
   const auto python = [&](int t, const std::string& core, bool compiled = false) {
-    return fmt::format("{}'{}' '{}' {} {} --device {} --dtype {}{}",
-                       core.empty() ? "" : "OPENBLAS_CORETYPE=" + core + " ", f.peer_python,
-                       GPT2_PEER_SCRIPT, args, t, f.device, f.dtype, compiled ? " --compile" : "");
+    return fmt::format("{}{} {} {} {} --device {} --dtype {}{}",
+                       core.empty() ? "" : "OPENBLAS_CORETYPE=" + shell_word(core) + " ",
+                       shell_word(f.peer_python), shell_word(GPT2_PEER_SCRIPT), args, t,
+                       shell_word(f.device), f.dtype, compiled ? " --compile" : "");
   };
   if (f.device != "cpu") {  // the GPU peers: nanoGPT eager, and compiled
     sides.push_back({"Python", python(0, ""), "nanoGPT's model, eager", true, {}, {}});

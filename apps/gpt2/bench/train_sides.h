@@ -26,6 +26,9 @@ struct PeerRun {
   std::string blas_core, runtime;
 };
 
+/// `word` quoted for /bin/sh: every byte stays itself, quotes included.
+std::string shell_word(const std::string& word);
+
 /// Runs `command` and reads its line of JSON; FileError naming `skip_flag`
 /// (the flag that leaves the side out) when it fails.
 PeerRun external_step(const std::string& command, const std::string& skip_flag);
