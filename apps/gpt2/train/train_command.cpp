@@ -16,6 +16,7 @@
 #include "apps/gpt2/train/closing_sample.h"
 #include "apps/gpt2/train/launch.h"
 #include "apps/gpt2/train/run_config.h"
+#include "apps/gpt2/train/run_start.h"
 #include "apps/gpt2/plot/loss_plot.h"
 #include "apps/gpt2/common/progress.h"
 #include "gpt2/file/atomic_file.h"
@@ -57,26 +58,13 @@ std::string duration(double s) {
 
 int run_train(const TrainFlags& flags) {
   keep_freed_memory();
-  if (!(flags.dist_timeout > 0 && flags.dist_timeout <= 1e6)) {
-    throw ConfigError(
-        fmt::format("--dist-timeout must be in (0, 1e6] seconds, got {}", flags.dist_timeout));
-  }
   const torch::Device device = device_from_flag(flags.device);  // before any worker starts
   const torch::ScalarType dtype = dtype_from_flag(flags.dtype);
   // As nanoGPT's train.py: float32 products on a GPU may use TF32. The
   // command asks for it; the library never sets it.
   if (device.is_cuda()) at::globalContext().setFloat32MatmulPrecision("high");
   const DistEnv env = read_dist_env();
-  if (flags.nproc > 1 && env.distributed()) {
-    throw ConfigError(fmt::format("--nproc {} starts its own workers, but this process is already "
-                                  "rank {} of {} (WORLD_SIZE is set by a launcher); drop one",
-                                  flags.nproc, env.rank, env.world_size));
-  }
-  if ((flags.nproc > 1 || env.distributed()) && !device.is_cpu()) {
-    throw ConfigError(fmt::format("--device {} with {} ranks: data-parallel training runs on CPUs "
-                                  "(Gloo) in this release; train on one GPU, or drop --device",
-                                  flags.device, flags.nproc > 1 ? flags.nproc : env.world_size));
-  }
+  check_launch(flags.dist_timeout, flags.nproc, env, device, flags.device);
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.dist_timeout * 1e3));
   if (flags.nproc > 1) {
     return launch_local_workers(flags.nproc, without_nproc(own_command_line()), timeout);
@@ -170,35 +158,9 @@ int run_train(const TrainFlags& flags) {
   Trainer& t = *trainer;
   t.set_precision(dtype);
   const TrainOptions& o = t.options();
-  const GPTConfig& config = t.model->config;
-  const RuntimeInfo rt = runtime_info();
-  const int64_t world = dp ? dp->world_size() : 1;
-  for (const auto& note : notes) fmt::print(out, "note      {}\n", note);
-  if (pretrained) {
-    const int64_t had = pretrained->model.block_size();
-    fmt::print(out, "init-from {} ({}): {}{}\n", pretrained->path, to_string(format),
-               to_string(pretrained->model),
-               had > config.block_size()
-                   ? fmt::format("; block_size cropped {} -> {}", had, config.block_size())
-                   : "");
-  }
-  fmt::print(out, "config    {}\n", to_string(config));
-  fmt::print(out, "training  {}\n", to_string(o));
-  fmt::print(out, "data      {} ({} tokenizer, {} ids): train {} tokens, val {}\n", t.data_dir(),
-             meta.tokenizer, meta.vocab_size, meta.train_tokens, meta.val_tokens);
-  const int64_t tokens = o.tokens_per_step(config.block_size());
-  fmt::print(out, "model     {} parameters (tied matrix once); {} tokens per step{}\n",
-             t.model->num_parameters(), world * tokens,
-             world > 1 ? fmt::format(" ({} per rank)", tokens) : "");
-  fmt::print(out, "runtime   {}\n", runtime_line(rt));
-  if (!device.is_cpu() || flags.dtype != "float32") {
-    fmt::print(out, "device    {}, {}{}{}\n", device.str(), flags.dtype,
-               flags.dtype == "float32" ? "" : " autocast (weights, gradients, AdamW in float32)",
-               device.is_cuda() ? "; float32 products may use TF32, as nanoGPT's" : "");
-  }
-  fmt::print(out, "run       steps {} to {}; checkpoint {}, log {}\n", t.steps_done() + 1,
-             o.max_steps(), ckpt, log_path);
-  std::fflush(stdout);
+  RunStart start_lines{notes, pretrained ? &*pretrained : nullptr, format, meta,
+                       dp ? dp->world_size() : 1, device, flags.dtype, ckpt, log_path};
+  print_run_start(out, t, start_lines);
 
   if (!flags.nan_steps.empty()) {
     t.loss_hook = [steps = flags.nan_steps](int64_t step, const torch::Tensor& loss) {
