@@ -23,9 +23,14 @@ void throw_first(const torch::Tensor& values, const torch::Tensor& bad,
 }
 
 // idx on the model's device (torch's own message names neither), then
-// check_token_ids.
+// check_token_ids. float16 runs on GPUs, as nanoGPT's dtype does (1.13 has
+// no CPU LayerNorm for it).
 void check_idx(const GPTImpl& model, const torch::Tensor& idx) {
   const torch::Device here = model.lm_head->weight.device();
+  if (here.is_cpu() && model.lm_head->weight.scalar_type() == torch::kHalf) {
+    throw InputError("the model's weights are float16, which runs on a GPU; on the CPU convert "
+                     "them to float32 or bfloat16 (model->to(torch::kFloat))");
+  }
   if (idx.defined() && idx.device() != here) {
     throw InputError(fmt::format("idx is on {} but the model is on {}: move it with .to({})",
                                  idx.device().str(), here.str(), here.str()));

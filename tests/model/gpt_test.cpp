@@ -102,6 +102,10 @@ TEST(GPT, BadInputGetsTypedErrorsWithValues) {
                      "idx must be a 2-D (B, T) int64 tensor, got Long [5]");
   expect_input_error(model, torch::zeros({1, 5}), "got Float [1, 5]");
   expect_input_error(model, torch::zeros({1, 5}, torch::kLong).to_sparse(), "got Sparse Long [1, 5]");
+  GPT half(testing::tiny_config());
+  half->to(torch::kHalf);
+  expect_input_error(half, torch::zeros({1, 5}, torch::kLong),
+                     "the model's weights are float16, which runs on a GPU; on the CPU convert");
   expect_input_error(model, torch::zeros({1, 17}, torch::kLong),
                      "1 <= T <= block_size 16, got B 1 and T 17");
   expect_input_error(model, torch::zeros({1, 0}, torch::kLong), "got B 1 and T 0");
