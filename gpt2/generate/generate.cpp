@@ -7,7 +7,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/generate/batch_decoder.h"
-#include "gpt2/model/eval_mode.h"
+#include "gpt2/ops/eval_mode.h"
 #include "gpt2/model/kv_cache.h"
 
 namespace gpt2 {

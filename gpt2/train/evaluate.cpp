@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gpt2/error.h"
-#include "gpt2/model/eval_mode.h"
+#include "gpt2/ops/eval_mode.h"
 
 namespace gpt2 {
 namespace {

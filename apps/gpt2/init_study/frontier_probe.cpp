@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "gpt2/model/modules.h"
-#include "gpt2/model/eval_mode.h"
+#include "gpt2/ops/eval_mode.h"
 
 namespace gpt2::app {
 
