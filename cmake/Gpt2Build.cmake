@@ -98,3 +98,49 @@ function(gpt2_refuse_ops_internals dir)
     endforeach()
   endforeach()
 endfunction()
+
+# PyTorch's LibTorch (a pip wheel, a pytorch.org archive) carries headers
+# of libraries it builds in (fmt 12, oneDNN 3 in 2.11) in the include
+# folder that comes first on every compile line, while the build links
+# Debian's (libfmt 9, libdnnl 2.6): compiled against one and linked with
+# the other, code fails to compile (fmt::join moved) or to link (oneDNN 3's
+# functions). Where LibTorch's folder holds one of `names` and `target`'s
+# include folder holds it too, a link to `target`'s goes before everything
+# (-I: GCC drops an -I that repeats an -isystem folder, and /usr/include is
+# one; a link has another name).
+function(gpt2_put_before_torch target)
+  get_target_property(own_include ${target} INTERFACE_INCLUDE_DIRECTORIES)
+  list(GET own_include 0 own_include)
+  file(REAL_PATH "${own_include}" own_dir)
+  set(first "${PROJECT_BINARY_DIR}/include-first")
+  foreach(dir IN LISTS TORCH_INCLUDE_DIRS)
+    file(REAL_PATH "${dir}" torch_dir)
+    if(torch_dir STREQUAL own_dir)
+      continue()
+    endif()
+    set(shadowed "")
+    foreach(name IN LISTS ARGN)
+      if(EXISTS "${torch_dir}/${name}" AND EXISTS "${own_dir}/${name}")
+        file(MAKE_DIRECTORY "${first}")
+        file(CREATE_LINK "${own_dir}/${name}" "${first}/${name}" SYMBOLIC)
+        list(APPEND shadowed "${name}")
+      endif()
+    endforeach()
+    if(shadowed)
+      include_directories(BEFORE "${first}")
+      list(JOIN shadowed ", " shadowed)
+      message(STATUS "gpt2: LibTorch's headers ${shadowed} (${torch_dir}) shadowed by ${target}'s (${own_dir})")
+    endif()
+  endforeach()
+endfunction()
+
+# PyPI's torch wheel (2.11) exports std::filesystem's functions from
+# libtorch.so (pieces of a newer libstdc++ it carries inside). A program
+# whose DT_NEEDED lists libtorch.so before libstdc++.so.6, as the link order
+# of torch's own CMake package makes it, binds its std::filesystem calls to
+# those copies, and remove_all() there jumps to address 0 (SIGSEGV: the
+# checkpoint and trainer tests on a GPU died so). Naming libstdc++ first on
+# the link line, needed or not, puts it first in the loader's search
+# order. gpt2::gpt2 carries it as an INTERFACE link option, so every
+# program that links the library, in this project or an app's, gets it.
+set(GPT2_LIBSTDCXX_FIRST "SHELL:-Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state")

@@ -7,12 +7,13 @@
 #
 #   sh cmake/setup.sh        the library and the gpt2 command (the demo's needs)
 #   sh cmake/setup.sh all    everything: also the tests, the header check, helpers
+#   sh cmake/setup.sh deps   the packages only (cmake/piptorch.sh builds against pip's LibTorch)
 set -eu
 
 case "${1:-}" in
   "") targets="--target gpt2_cli" ;;
-  all) targets="" ;;
-  *) echo "usage: sh cmake/setup.sh [all]" >&2; exit 2 ;;
+  all|deps) targets="" ;;
+  *) echo "usage: sh cmake/setup.sh [all|deps]" >&2; exit 2 ;;
 esac
 
 packages="cmake ninja-build g++ libtorch-dev libfmt-dev libgtest-dev libgmock-dev
@@ -32,6 +33,7 @@ if [ -n "$missing" ]; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
 fi
 
+[ "${1:-}" = deps ] && exit 0
 cd "$(dirname "$0")/.."
 cmake --preset default >/dev/null
 cmake --build --preset default $targets

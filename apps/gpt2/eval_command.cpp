@@ -88,10 +88,11 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
     throw ConfigError("give one of --text and --choices, not both");
   }
   const torch::Device device = device_for(flags.device, flags.weights);
+  const torch::ScalarType dtype = decode_dtype_for(flags.device, flags.dtype);
   LoadedModel loaded =
       load_model_file(flags.model, ModelSourceOptions().mmap(mmap_from_string(flags.mmap)));
   GPT& model = loaded.model;
-  model->to(device);
+  to_decode_device(*model, device, dtype, out);
   for (const auto& note : loaded.notes) fmt::print(out, "note      {}\n", note);
   fmt::print(out, "model     {} ({}): {}\n", flags.model, to_string(loaded.format),
              to_string(model->config));
@@ -155,6 +156,7 @@ void add_eval_command(CLI::App& app, int* rc) {
       "Perplexity of a text, the loss over a whole prepared split, or multiple-choice accuracy");
   add_weights_flag(*cmd, flags->weights);
   add_device_flag(*cmd, flags->device);
+  add_decode_dtype_flag(*cmd, flags->dtype);
   add_mmap_flag(*cmd, flags->mmap);
   cmd->add_option("--model", flags->model,
                   "The model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c .bin)")

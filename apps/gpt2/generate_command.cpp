@@ -41,9 +41,10 @@ int run_generate(const GenerateFlags& flags, std::ostream& text, std::ostream& s
   const Tokenizer tokenizer =
       flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
   const torch::Device device = device_for(flags.device, flags.weights);
+  const torch::ScalarType dtype = decode_dtype_for(flags.device, flags.dtype);
   GPT model = model_from(flags.checkpoint, flags.model, stats, mmap_from_string(flags.mmap));
   apply_weights(*model, flags.weights, stats);
-  model->to(device);
+  to_decode_device(*model, device, dtype, stats);
   const std::vector<int32_t> ids = tokenizer.encode(flags.prompt);
   if (ids.empty()) throw InputError("--prompt is empty: give at least one character of text");
   if (model->config.vocab_size() < tokenizer.vocab_size()) {
@@ -114,6 +115,7 @@ void add_generate_command(CLI::App& app, int* rc) {
   add_integer_flag(*cmd, "--seed", flags->seed, "Seed of the sampler");
   add_weights_flag(*cmd, flags->weights);
   add_device_flag(*cmd, flags->device);
+  add_decode_dtype_flag(*cmd, flags->dtype);
   add_mmap_flag(*cmd, flags->mmap);
   cmd->add_option("--prompt-lookup", flags->prompt_lookup,
                   "Prompt-lookup decoding: propose up to K tokens from the context per step and "

@@ -30,6 +30,8 @@ struct GenerateFlags {
   bool no_cache = false;
   /// --weights: fp32, bf16 or int8.
   std::string weights = "fp32";
+  /// --dtype: float32, bfloat16 or float16 (a GPU's decoding dtype).
+  std::string dtype = "float32";
   /// --device: cpu, cuda or cuda:N.
   std::string device = "cpu";
   /// --mmap: auto, on or off (gpt2::Mmap).

@@ -19,6 +19,7 @@
 #include "gpt2/io/checkpoint/checkpoint_fields.h"
 #include "gpt2/io/checkpoint/optimizer_state.h"
 #include "gpt2/io/checkpoint/torch_archive.h"
+#include "gpt2/io/detail/host_tensor.h"
 #include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/io/state_dict.h"
@@ -30,23 +31,29 @@ namespace {
 // Bump when the layout of the "gpt2" metadata changes.
 constexpr int64_t kFormatVersion = 1;
 
+// `model` is on the CPU (HostModel).
 void write_meta(torch::serialize::OutputArchive& meta, const GPTImpl& model,
-                const TrainingState& state) {
+                const TrainingState& state, const std::string& path) {
   meta.write("format_version", kFormatVersion);
   // Added in format 1 without a version bump: files without it still load.
   c10::Dict<std::string, int64_t> crcs;
-  for (const auto& item : model.named_parameters()) crcs.insert(item.key(), tensor_crc32(item.value()));
+  for (const auto& item : model.named_parameters()) {
+    crcs.insert(item.key(), tensor_crc32(item.value(), item.key()));
+  }
   meta.write("tensor_crc32", c10::IValue(crcs));
   detail::write_fields(meta, stored_fields(model.config));
   meta.write("step", state.step);
-  if (state.rng_state.defined()) meta.write("rng_state", c10::IValue(state.rng_state));
+  if (state.rng_state.defined()) {
+    meta.write("rng_state", c10::IValue(detail::host_tensor(
+                                state.rng_state, fmt::format("the rng state of checkpoint '{}'", path))));
+  }
   if (!state.extra.empty()) meta.write("extra", c10::IValue(state.extra));
   // Added in format 1 without a version bump: older trainers kept their options in `extra`.
   if (!state.train_options.empty()) detail::write_module(meta, "train_options", state.train_options);
   if (state.optimizer) {
     // Stored as bytes in an attribute, not as parameters, so that the
     // archive's state_dict() holds the model's names only.
-    const std::string data = detail::optimizer_bytes(*state.optimizer);
+    const std::string data = detail::optimizer_bytes(*state.optimizer, path);
     auto tensor = torch::empty({static_cast<int64_t>(data.size())}, torch::kUInt8);
     std::memcpy(tensor.data_ptr(), data.data(), data.size());
     meta.write("optimizer_state", c10::IValue(tensor));
@@ -236,15 +243,12 @@ Checkpoint from_parsed(const Parsed& p, const std::string& path) {
 void save_checkpoint(const std::string& path, const GPTImpl& model, const TrainingState& state) {
   // The file holds CPU tensors wherever the model runs, so that it loads
   // on any machine: a GPU's model is written from a CPU copy.
-  std::shared_ptr<GPTImpl> on_cpu;
-  if (!model.lm_head->weight.device().is_cpu()) {
-    on_cpu = std::dynamic_pointer_cast<GPTImpl>(model.clone(torch::Device(torch::kCPU)));
-  }
+  const detail::HostModel host(model, fmt::format("checkpoint '{}'", path));
   write_atomically(path, [&](std::ostream& out) {
     torch::serialize::OutputArchive archive;
-    (on_cpu ? *on_cpu : model).save(archive);
+    host->save(archive);
     torch::serialize::OutputArchive meta;
-    write_meta(meta, model, state);
+    write_meta(meta, *host, state, path);
     archive.write("gpt2", meta);
     archive.save_to(out);
   });

@@ -15,8 +15,10 @@
 namespace gpt2 {
 
 /// CRC-32 (zlib's crc32, the zip / PNG polynomial; libdeflate computes it) of `tensor`'s bytes in
-/// row-major order, as a CPU tensor of its dtype holds them.
-uint32_t tensor_crc32(const torch::Tensor& tensor);
+/// row-major order, as a CPU tensor of its dtype holds them (a copy of a
+/// tensor on another device). `what` names it in the FileError thrown where
+/// its values cannot be read (the meta device).
+uint32_t tensor_crc32(const torch::Tensor& tensor, const std::string& what = "a tensor");
 
 /// One line per tensor of `tensors` whose CRC-32 differs from `stored` (by
 /// name) or has none stored: `checksum mismatch for NAME: stored 0x..., data 0x...`.

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/io/detail/host_tensor.h"
 
 namespace gpt2 {
 namespace {
@@ -145,12 +146,8 @@ Module to_torchscript(const GPTImpl& model) {
 
 void export_torchscript(const GPTImpl& model, const std::string& path) {
   // A program of CPU tensors wherever the model runs, so it loads anywhere.
-  if (!model.lm_head->weight.device().is_cpu()) {
-    const auto on_cpu = std::dynamic_pointer_cast<GPTImpl>(model.clone(torch::Device(torch::kCPU)));
-    export_torchscript(*on_cpu, path);
-    return;
-  }
-  Module program = to_torchscript(model);
+  const detail::HostModel host(model, fmt::format("TorchScript program '{}'", path));
+  Module program = to_torchscript(*host);
   write_atomically(path, [&program](std::ostream& out) { program.save(out); });
 }
 

@@ -234,7 +234,7 @@ void save_safetensors(const std::string& path, const GPTImpl& model) {
   refuse_replacing_another_config(paths, config);
   // One unit: weights and config.json are renamed in together, the config
   // last (a folder without it is refused by the reader).
-  const std::string weights = safetensors_bytes(contents);
+  const std::string weights = safetensors_bytes(contents, fmt::format("safetensors file '{}'", paths.weights));
   write_files_atomically({{paths.weights, weights}, {paths.config, config}});
 }
 

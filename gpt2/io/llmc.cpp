@@ -8,6 +8,7 @@
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/mapped_file.h"
+#include "gpt2/io/detail/host_tensor.h"
 #include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/import.h"
 #include "gpt2/ops/memory.h"
@@ -145,7 +146,7 @@ void load_llmc(const std::string& path, GPTImpl& model) {
   load_state_dict(detail::converted(contents.tensors, dtype), model, path, std::move(problems));
 }
 
-std::string llmc_bytes(const GPTImpl& model, LlmcDtype dtype) {
+std::string llmc_bytes(const GPTImpl& model, LlmcDtype dtype, const std::string& file) {
   const GPTConfig& cfg = model.config;
   if (!cfg.bias() || cfg.gelu() != Gelu::kTanh) {
     throw FormatError(fmt::format("an llm.c file holds a GPT-2 with biases and tanh GELU; this "
@@ -165,16 +166,17 @@ std::string llmc_bytes(const GPTImpl& model, LlmcDtype dtype) {
   torch::NoGradGuard no_grad;
   for (const Kind& k : kKinds) {
     for (int64_t layer = 0; layer < (k.per_layer ? cfg.n_layer() : 1); ++layer) {
-      torch::Tensor t = params[nanogpt_name(k, layer)].detach().to(torch::kCPU, type).contiguous();
+      const std::string name = nanogpt_name(k, layer);
+      torch::Tensor t = detail::host_tensor(params[name], fmt::format("{} of {}", name, file), type);
       if (k.rows_c == -1) t = torch::cat({t, torch::zeros({vp - v, c}, t.options())});
-      out.append(static_cast<const char*>(t.data_ptr()), t.nbytes());
+      out.append(detail::host_bytes(t));
     }
   }
   return out;
 }
 
 void save_llmc(const std::string& path, const GPTImpl& model, LlmcDtype dtype) {
-  write_file_atomically(path, llmc_bytes(model, dtype));
+  write_file_atomically(path, llmc_bytes(model, dtype, fmt::format("llm.c file '{}'", path)));
 }
 
 }  // namespace gpt2

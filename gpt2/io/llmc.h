@@ -53,8 +53,11 @@ GPT model_from_llmc(const LlmcContents& contents, const std::string& source);
 
 /// The bytes of `model` as an llm.c file: wte padded with zero rows to a
 /// multiple of 128. Throws FormatError unless the model has biases and tanh
-/// GELU, as llm.c's does.
-std::string llmc_bytes(const GPTImpl& model, LlmcDtype dtype = LlmcDtype::kFloat32);
+/// GELU, as llm.c's does. A model on another device is written from CPU
+/// copies; FileError naming the tensor and `file` where its values cannot
+/// be read (the meta device).
+std::string llmc_bytes(const GPTImpl& model, LlmcDtype dtype = LlmcDtype::kFloat32,
+                       const std::string& file = "an llm.c file");
 
 /// Writes llmc_bytes(model, dtype) to `path` atomically.
 void save_llmc(const std::string& path, const GPTImpl& model, LlmcDtype dtype = LlmcDtype::kFloat32);

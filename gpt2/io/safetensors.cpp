@@ -11,6 +11,7 @@
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/json.h"
 #include "gpt2/file/mapped_file.h"
+#include "gpt2/io/detail/host_tensor.h"
 #include "gpt2/io/detail/safetensors_views.h"
 #include "gpt2/ops/memory.h"
 
@@ -182,7 +183,7 @@ SafetensorsContents read_safetensors(const std::string& path) {
   return parse_safetensors(file.bytes(), path);
 }
 
-std::string safetensors_bytes(const SafetensorsContents& contents) {
+std::string safetensors_bytes(const SafetensorsContents& contents, const std::string& file) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!contents.metadata.empty()) header["__metadata__"] = contents.metadata;
   uint64_t at = 0;
@@ -193,7 +194,7 @@ std::string safetensors_bytes(const SafetensorsContents& contents) {
                                  [type](const Dtype& x) { return x.type == type; });
     TORCH_CHECK(d != std::end(kDtypes), "safetensors writer: tensor ", name, " has dtype ",
                 tensor.scalar_type(), "; it writes float32, float16 and bfloat16");
-    data.push_back(tensor.detach().to(torch::kCPU).contiguous());
+    data.push_back(detail::host_tensor(tensor, fmt::format("{} of {}", name, file)));
     const uint64_t size = data.back().numel() * d->size;
     header[name] = {{"dtype", d->name}, {"shape", tensor.sizes().vec()}, {"data_offsets", {at, at + size}}};
     at += size;
@@ -204,12 +205,12 @@ std::string safetensors_bytes(const SafetensorsContents& contents) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
   out += text;
   out.reserve(out.size() + at);
-  for (const auto& t : data) out.append(static_cast<const char*>(t.data_ptr()), t.nbytes());
+  for (const auto& t : data) out.append(detail::host_bytes(t));
   return out;
 }
 
 void write_safetensors(const std::string& path, const SafetensorsContents& contents) {
-  write_file_atomically(path, safetensors_bytes(contents));
+  write_file_atomically(path, safetensors_bytes(contents, fmt::format("safetensors file '{}'", path)));
 }
 
 }  // namespace gpt2

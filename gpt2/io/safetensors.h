@@ -44,8 +44,11 @@ SafetensorsContents read_safetensors(const std::string& path);
 
 /// The bytes of a safetensors file holding `contents` (tensors in the given
 /// order, float32, float16 or bfloat16), header padded with spaces to a
-/// multiple of 8 bytes.
-std::string safetensors_bytes(const SafetensorsContents& contents);
+/// multiple of 8 bytes. Tensors on another device are written from CPU
+/// copies; one whose values cannot be read (the meta device) is a
+/// FileError naming it and `file`.
+std::string safetensors_bytes(const SafetensorsContents& contents,
+                              const std::string& file = "a safetensors file");
 
 /// Writes safetensors_bytes(contents) to `path` atomically (write_atomically).
 void write_safetensors(const std::string& path, const SafetensorsContents& contents);

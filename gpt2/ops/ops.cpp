@@ -171,6 +171,12 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
+  // Half logits (a model decoding in bfloat16 or float16) are scored in
+  // float32, as autocast scores them: a loss rounded to 8 bits of mantissa
+  // would move a perplexity by a percent.
+  if (logits.scalar_type() == torch::kBFloat16 || logits.scalar_type() == torch::kHalf) {
+    return cpu::cross_entropy(logits.to(torch::kFloat), targets);
+  }
   return cpu::cross_entropy(logits, targets);  // torch's where its kernel does not apply
 }
 

@@ -91,8 +91,9 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
 torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device);
 
 /// nanoGPT's F.cross_entropy(logits, targets, ignore_index=-1): logits (N,
-/// V), targets (N) in [0, V) or -1 -> the mean loss, a scalar. Throws
-/// gpt2::InputError naming a target outside [0, V) other than -1.
+/// V), targets (N) in [0, V) or -1 -> the mean loss, a scalar, float32
+/// for bfloat16 or float16 logits (scored in float32, as autocast does).
+/// Throws gpt2::InputError naming a target outside [0, V) other than -1.
 torch::Tensor cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets);
 
 /// weight[idx], idx (*) int64 -> (*, C), for a token embedding whose weight

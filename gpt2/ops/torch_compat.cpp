@@ -33,6 +33,24 @@ at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   return sdpa(q, k, v, {}, 0.0, /*is_causal=*/true);
 }
 
+std::string sdpa_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                        bool is_causal) {
+#if TORCH_VERSION_MAJOR >= 2
+  // The numbers of at::SDPBackend (2.0: math 0, flash 1, efficient 2; 2.2 adds cuDNN 3).
+  switch (at::_fused_sdp_choice(q, k, v, {}, 0.0, is_causal)) {
+    case 0: return "math";
+    case 1: return "flash";
+    case 2: return "memory-efficient";
+    case 3: return "cuDNN";
+    case 4: return "a backend's own";
+    default: return "none fits";
+  }
+#else
+  (void)q, (void)k, (void)v, (void)is_causal;
+  return "none: LibTorch " TORCH_VERSION " has no scaled_dot_product_attention";
+#endif
+}
+
 void fused_adamw(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                  at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
                  double beta2, double weight_decay, double eps, const at::Tensor& grad_scale) {

@@ -103,6 +103,11 @@ at::Tensor sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                 const at::Tensor& allowed, double dropout_p, bool is_causal);
 // sdpa(q, k, v, {}, 0, /*is_causal=*/true).
 at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+// The kernel scaled_dot_product_attention picks for q, k, v (B, nh, T, hs)
+// without a mask: "flash", "cuDNN", "memory-efficient", "math" (no fused
+// one fits), or "none: LibTorch 1.13 has no scaled_dot_product_attention".
+std::string sdpa_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                        bool is_causal);
 // One AdamW step of every tensor of `params` by torch's fused kernel
 // (amsgrad off, no maximize); `steps` are float scalars it counts up. A
 // defined `grad_scale` (a float scalar on the tensors' device) divides

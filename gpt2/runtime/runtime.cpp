@@ -51,6 +51,15 @@ RuntimeInfo runtime_info() {
   info.blas_library = loaded_blas_path();
   info.blas_kind = kind_of(info.blas_library);
   using GetThreads = int (*)();
+  // PyTorch's own builds (a pip wheel) carry MKL inside libtorch_cpu.so: no
+  // BLAS library is mapped, and MKL's symbols are libtorch_cpu's.
+  void* mkl = dlsym(RTLD_DEFAULT, "mkl_get_max_threads");
+  Dl_info where{};
+  if (info.blas_kind == "unknown" && mkl && dladdr(mkl, &where) && where.dli_fname) {
+    info.blas_library = where.dli_fname;
+    info.blas_kind = "MKL";
+    info.blas_threads = reinterpret_cast<GetThreads>(mkl)();
+  }
   if (auto fn = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))) {
     info.blas_threads = fn();
   }

@@ -37,6 +37,21 @@ TEST(DeviceFlag, NamesAreCheckedAndGpusCounted) {
             "no error");
 }
 
+// Decoding's --dtype: half dtypes are a GPU's; the CPU's are --weights.
+TEST(DecodeDtypeFlag, HalfDtypesOnlyOffTheCpu) {
+  EXPECT_EQ(decode_dtype_for("cpu", "float32"), torch::kFloat);
+  EXPECT_EQ(decode_dtype_for("cuda", "float32"), torch::kFloat);
+  EXPECT_EQ(decode_dtype_for("cuda", "bfloat16"), torch::kBFloat16);
+  EXPECT_EQ(decode_dtype_for("cuda:1", "float16"), torch::kHalf);
+  for (const std::string half : {"bfloat16", "float16"}) {
+    const std::string e = testing::error_of<ConfigError>([&] { decode_dtype_for("cpu", half); });
+    EXPECT_NE(e.find("--dtype " + half + " casts the weights for a GPU's decoding; on --device cpu "
+                     "use --weights bf16 or int8"), std::string::npos) << e;
+  }
+  const std::string e = testing::error_of<ConfigError>([] { decode_dtype_for("cuda", "fp16"); });
+  EXPECT_NE(e.find("'fp16' is not float32, bfloat16 or float16"), std::string::npos) << e;
+}
+
 TEST(DtypeFlag, FloatAndBfloat16Only) {
   EXPECT_EQ(dtype_from_flag("float32"), torch::kFloat);
   EXPECT_EQ(dtype_from_flag("bfloat16"), torch::kBFloat16);

@@ -9,14 +9,20 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "gpt2/generate/generate.h"
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/hf_gpt2.h"
+#include "gpt2/io/llmc.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/model/init.h"
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/optim.h"
 #include "gpt2/train/trainer.h"
+#include "io/io_test_util.h"
 #include "test_util.h"
 
 namespace gpt2 {
@@ -134,6 +140,58 @@ TEST(Cuda, CheckpointsMoveBetweenCudaAndCpu) {
   save_checkpoint(dir / "cpu.pt", *load_checkpoint(dir / "gpu.pt").model);
   EXPECT_TRUE(torch::equal(load_checkpoint(dir / "cpu.pt").model->lm_head->weight,
                            gpu->lm_head->weight.cpu()));
+}
+
+// Every writer, given the same model on the GPU and on the CPU, writes the
+// same bytes: the GPU's is written from a CPU copy (gpt2/io/detail/host_tensor.h).
+TEST(Cuda, EveryWriterWritesTheCpusBytesFromTheGpu) {
+  NEED_CUDA();
+  testing::TempDir dir;
+  GPT cpu = small_model(), gpu = on(cpu, kCuda);
+  ASSERT_TRUE(gpu->lm_head->weight.is_cuda());
+  using Write = std::function<void(const GPTImpl&, const std::string&)>;
+  const std::vector<std::pair<std::string, Write>> writers = {
+      {"ckpt.pt", [](const GPTImpl& m, const std::string& p) { save_checkpoint(p, m); }},
+      {"model.ts", [](const GPTImpl& m, const std::string& p) { export_torchscript(m, p); }},
+      {"model.safetensors", [](const GPTImpl& m, const std::string& p) { save_safetensors(p, m); }},
+      {"model.bin", [](const GPTImpl& m, const std::string& p) { save_llmc(p, m); }},
+      {"model_bf16.bin",
+       [](const GPTImpl& m, const std::string& p) { save_llmc(p, m, LlmcDtype::kBFloat16); }},
+  };
+  for (const auto& [name, write] : writers) {
+    write(*cpu, dir / ("cpu_" + name));
+    write(*gpu, dir / ("gpu_" + name));
+    EXPECT_EQ(testing::read_file(dir / ("gpu_" + name)), testing::read_file(dir / ("cpu_" + name)))
+        << name;
+  }
+  EXPECT_TRUE(gpu->lm_head->weight.is_cuda()) << "writing moved the model";
+}
+
+// Decoding with the weights cast to bfloat16 and float16 on the GPU (the
+// commands' --dtype): the tie and the cast hold, greedy text comes out,
+// and the loss (scored in float32) is within 1% of float32's: bfloat16's
+// 8-bit mantissa rounds each value by at most 0.4%, and at init's std
+// 0.02 the logits are small, so the loss (about ln 96) moves far less.
+TEST(Cuda, HalfPrecisionDecodingAgreesWithFloat32) {
+  NEED_CUDA();
+  GPT reference = on(small_model(), kCuda);
+  torch::manual_seed(4);
+  const auto x = torch::randint(96, {2, 64}).to(kCuda);
+  const double want = reference(x, x).loss.item<double>();
+  for (const torch::ScalarType dtype : {torch::kBFloat16, torch::kHalf}) {
+    GPT model = on(small_model(), kCuda);
+    model->to(kCuda, dtype);
+    EXPECT_EQ(model->lm_head->weight.scalar_type(), dtype);
+    EXPECT_EQ(model->lm_head->weight.data_ptr(), model->transformer->wte->weight.data_ptr());
+    const GPTOutput out = model(x, x);
+    EXPECT_EQ(out.logits.scalar_type(), dtype);
+    EXPECT_EQ(out.loss.scalar_type(), torch::kFloat);
+    EXPECT_NEAR(out.loss.item<double>(), want, 0.01 * want) << c10::toString(dtype);
+    const auto text = generate(*model, {{5, 17, 42}},
+                               SamplingOptions().temperature(0).max_new_tokens(29));
+    ASSERT_EQ(text.size(), 1u);
+    EXPECT_EQ(text[0].size(), 32u) << c10::toString(dtype);
+  }
 }
 
 // A Trainer's checkpoint from the GPU (dropout's CUDA generator state in

@@ -13,6 +13,7 @@
 #include "gpt2/fields/table.h"
 #include "gpt2/generate/weight_format.h"
 #include "gpt2/io/model_source.h"
+#include "gpt2/runtime/device_line.h"
 
 namespace gpt2::app {
 namespace {
@@ -156,6 +157,41 @@ torch::ScalarType dtype_from_flag(const std::string& text) {
   if (text == "float32") return torch::kFloat;
   if (text == "bfloat16") return torch::kBFloat16;
   throw ConfigError(fmt::format("--dtype: '{}' is not float32 or bfloat16", text));
+}
+
+CLI::Option* add_decode_dtype_flag(CLI::App& cmd, std::string& dtype) {
+  return cmd.add_option("--dtype", dtype,
+                        "Decode with the weights cast to float32, bfloat16 or float16 (a GPU's "
+                        "dtypes; on the CPU --weights bf16|int8 are the decoding formats)")
+      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
+      ->capture_default_str();
+}
+
+torch::ScalarType decode_dtype_for(const std::string& device, const std::string& dtype) {
+  if (dtype == "float32") return torch::kFloat;
+  if (dtype != "bfloat16" && dtype != "float16") {
+    throw ConfigError(fmt::format("--dtype: '{}' is not float32, bfloat16 or float16", dtype));
+  }
+  if (device == "cpu") {
+    throw ConfigError(fmt::format("--dtype {} casts the weights for a GPU's decoding; on --device cpu "
+                                  "use --weights bf16 or int8 (packed for the CPU's kernels) and "
+                                  "leave --dtype at float32", dtype));
+  }
+  return dtype == "bfloat16" ? torch::kBFloat16 : torch::kHalf;
+}
+
+void to_decode_device(GPTImpl& model, const torch::Device& device, torch::ScalarType dtype,
+                      std::ostream& out) {
+  model.to(device, dtype);
+  if (dtype != torch::kFloat) {
+    fmt::print(out, "dtype     {} weights on {}: {:.0f} MB (cast once at load)\n",
+               c10::toString(dtype), device.str(),
+               static_cast<double>(model.num_parameters()) * c10::elementSize(dtype) / 1e6);
+  }
+  if (device.is_cuda()) {  // the prompt's pass, one sequence of the full block
+    fmt::print(out, "device    {}\n", device_line(device, dtype, "weights", model.config, 1,
+                                                   model.config.block_size()));
+  }
 }
 
 }  // namespace gpt2::app

@@ -90,4 +90,17 @@ CLI::Option* add_dtype_flag(CLI::App& cmd, std::string& dtype);
 /// torch::kFloat or torch::kBFloat16 for a value add_dtype_flag accepts.
 torch::ScalarType dtype_from_flag(const std::string& text);
 
+/// `--dtype float32|bfloat16|float16` into `dtype` (default float32) for
+/// decoding (generate, eval, serve): the weights are cast to it once, on a
+/// GPU, and every product, the attention and the KV cache run in it.
+CLI::Option* add_decode_dtype_flag(CLI::App& cmd, std::string& dtype);
+/// The dtype of a `--dtype` that add_decode_dtype_flag accepts, for
+/// `--device device`. ConfigError naming both for a half dtype on the CPU,
+/// whose decoding formats are --weights bf16 and int8.
+torch::ScalarType decode_dtype_for(const std::string& device, const std::string& dtype);
+/// Moves `model` to `device` in `dtype` and, for a half dtype, says so
+/// with the bytes the weights now take on `out`.
+void to_decode_device(GPTImpl& model, const torch::Device& device, torch::ScalarType dtype,
+                      std::ostream& out);
+
 }  // namespace gpt2::app

@@ -22,9 +22,10 @@ int run_serve(const ServeFlags& given) {
   ServeFlags flags = given;
   if (const char* key = std::getenv("GPT2_API_KEY"); flags.api_key.empty() && key) flags.api_key = key;
   const torch::Device device = device_for(flags.device, flags.weights);
+  const torch::ScalarType dtype = decode_dtype_for(flags.device, flags.dtype);
   LoadedModel loaded =
       load_model_file(flags.model, ModelSourceOptions().mmap(mmap_from_string(flags.mmap)));
-  loaded.model->to(device);
+  to_decode_device(*loaded.model, device, dtype, std::cout);
   for (const auto& note : loaded.notes) fmt::print("note      {}\n", note);
   Tokenizer tokenizer = flags.bpe_dir.empty() ? Tokenizer::gpt2() : Tokenizer::from_dir(flags.bpe_dir);
   if (loaded.model->config.vocab_size() < tokenizer.vocab_size()) {
@@ -64,6 +65,7 @@ void add_serve_command(CLI::App& app, int* rc) {
       "serve", "Serve a model over HTTP with OpenAI's completions API, requests batched together");
   add_weights_flag(*cmd, flags->weights);
   add_device_flag(*cmd, flags->device);
+  add_decode_dtype_flag(*cmd, flags->dtype);
   add_mmap_flag(*cmd, flags->mmap);
   cmd->add_option("--model", flags->model,
                   "The model file (checkpoint .pt, Hugging Face .safetensors or folder, llm.c .bin)")

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "gpt2/runtime/device_line.h"
 #include "gpt2/runtime/runtime.h"
 
 namespace gpt2::app {
@@ -27,10 +28,16 @@ void print_run_start(std::FILE* out, const Trainer& t, const RunStart& s) {
              t.model->num_parameters(), s.world * tokens,
              s.world > 1 ? fmt::format(" ({} per rank)", tokens) : "");
   fmt::print(out, "runtime   {}\n", runtime_line(runtime_info()));
-  if (!s.device.is_cpu() || s.dtype != "float32") {
-    fmt::print(out, "device    {}, {}{}{}\n", s.device.str(), s.dtype,
-               s.dtype == "float32" ? "" : " autocast (weights, gradients, AdamW in float32)",
-               s.device.is_cuda() ? "; float32 products may use TF32, as nanoGPT's" : "");
+  if (s.device.is_cuda()) {
+    const torch::ScalarType dtype = s.dtype == "float32" ? torch::kFloat : torch::kBFloat16;
+    const std::string precision = s.dtype == "float32"
+                                      ? "throughout"
+                                      : "autocast (weights, gradients, AdamW in float32)";
+    fmt::print(out, "device    {}\n", device_line(s.device, dtype, precision, config,
+                                                   o.batch_size(), config.block_size()));
+  } else if (s.dtype != "float32") {
+    fmt::print(out, "device    {}, {} autocast (weights, gradients, AdamW in float32)\n",
+               s.device.str(), s.dtype);
   }
   fmt::print(out, "run       steps {} to {}; checkpoint {}, log {}\n", t.steps_done() + 1,
              o.max_steps(), s.checkpoint, s.log);

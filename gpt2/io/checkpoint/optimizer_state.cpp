@@ -19,6 +19,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/io/checkpoint/checkpoint_fields.h"
+#include "gpt2/io/detail/host_tensor.h"
 #include "gpt2/ops/torch_compat.h"
 
 namespace gpt2::detail {
@@ -149,7 +150,7 @@ std::string for_this_libtorch(const std::string& bytes, const std::string& path,
 
 }  // namespace
 
-std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
+std::string optimizer_bytes(const torch::optim::Optimizer& optimizer, const std::string& path) {
   // The state's tensors are swapped for CPU copies while it is written, and
   // the originals put back (no copy back to the device), also on a throw.
   auto& o = const_cast<torch::optim::Optimizer&>(optimizer);
@@ -160,11 +161,13 @@ std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
       for (auto& [slot, original] : kept) *slot = std::move(original);
     }
   } put_back{kept};
+  const std::string what = fmt::format("an AdamW moment in the optimizer state of checkpoint '{}'", path);
   for (auto& item : o.state()) {
     for (torch::Tensor* t : moments(*item.second)) {
       if (!t->defined() || t->device().is_cpu()) continue;
+      torch::Tensor host = host_tensor(*t, what);
       kept.emplace_back(t, *t);
-      *t = t->to(torch::kCPU);
+      *t = std::move(host);
     }
   }
   torch::serialize::OutputArchive archive;

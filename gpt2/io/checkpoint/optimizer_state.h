@@ -11,8 +11,10 @@ namespace gpt2::detail {
 
 /// The archive Optimizer::save writes, as bytes, with every state tensor
 /// written from the CPU (the archive gate reads CPU storages only), so a
-/// GPU run's optimizer loads anywhere. `optimizer` is as it was after.
-std::string optimizer_bytes(const torch::optim::Optimizer& optimizer);
+/// GPU run's optimizer loads anywhere (detail::host_tensor). `optimizer` is
+/// as it was after. FileError naming `path` where a moment's values cannot
+/// be read (the meta device).
+std::string optimizer_bytes(const torch::optim::Optimizer& optimizer, const std::string& path);
 
 /// Loads the optimizer archive `bytes` (validated by the caller) into
 /// `optimizer`, all or nothing; CheckpointError naming `path` otherwise.
