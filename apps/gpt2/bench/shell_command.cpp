@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -56,15 +58,22 @@ CappedRun run_capped(const std::string& command, int timeout_s) {
     std::filesystem::remove(err_path);
     throw FileError(fmt::format("cannot run {}: {}", command, std::strerror(errno)));
   }
+  const auto start = std::chrono::steady_clock::now();
   char buffer[4096];
   while (const size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) run.out.append(buffer, n);
   const int status = ::pclose(pipe);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string last = last_line(err_path);
   std::error_code ignored;
   std::filesystem::remove(err_path, ignored);
   const std::string quoted = last.empty() ? " (nothing on standard error)" : ": " + last;
   if (status == -1) {
     run.failure = fmt::format("its exit status is lost: {}", std::strerror(errno));
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && seconds >= timeout_s) {
+    // timeout's KILL goes to the whole process group, itself included.
+    run.failure = fmt::format("timed out after {} s (killed {:.0f} s later)", timeout_s,
+                              seconds - timeout_s);
   } else if (WIFSIGNALED(status)) {
     run.failure = fmt::format("killed by signal {} ({}){}", WTERMSIG(status),
                               ::strsignal(WTERMSIG(status)), quoted);

@@ -33,15 +33,20 @@ PeerRun external_step(const std::string& command, int timeout_s) {
   run.failure = capped.failure;
   if (!run.failure.empty()) return run;
   const std::string line = last_line(capped.out);
+  const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (line.empty() || json.is_discarded()) {
+    run.failure = line.empty() ? "it printed nothing"
+                               : fmt::format("its last line is no JSON of figures: '{}'",
+                                             line.size() > 120 ? line.substr(0, 117) + "..." : line);
+    return run;
+  }
   try {
-    const auto json = nlohmann::json::parse(line);
     for (const char* phase : kPhases) run.phases[phase] = json.at(phase).get<double>();
     run.peak_rss = json.at("peak_rss").get<double>();
     run.blas_core = json.value("blas_core", "?");
     run.runtime = json.value("runtime", "");
   } catch (const nlohmann::json::exception& e) {
-    run.failure = fmt::format("no line of figures: {} in '{}'", e.what(),
-                              line.size() > 120 ? line.substr(0, 117) + "..." : line);
+    run.failure = fmt::format("its JSON lacks a figure: {}", e.what());
   }
   return run;
 }
