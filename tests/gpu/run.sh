@@ -26,11 +26,12 @@
 #   build: gpt2, gpt2-app-step         ~76 s  BUILD_S, 180
 #   build: gpt2_cuda_tests             ~10 s  90
 #   the CUDA tests, a process each     ~25 s  TEST_S, 60 each
-#   the commands (commands.sh)         ~85 s  train 120 (the CPU's, alongside, 240);
+#   the commands (commands.sh)         ~60 s  train 120 (the CPU's, alongside, 240);
 #                                             b's nine at once, 90 each; others 30-90
-#   bench train, B 32, one round       ~90 s  at most 150, leaving 60 s; a side 75
+#   bench train, B 32, one round       ~90 s  at most 150, leaving 45 s; a side 75
 #   bench generate                     ~12 s  60
 #   the bf16 peak, HF's decoding       ~30 s  30, 90
+# That is about 325 s; the rest is slack for a slow compile or start.
 #
 # Environment: TORCH_PREFIX (LibTorch's CMake prefix; python3's
 # torch.utils.cmake_prefix_path), TORCH_INCLUDE (its headers; a wheel's
@@ -175,7 +176,7 @@ if ((built == 0)); then
   # side capped (--side-timeout). One round: the budget holds one compile.
   for b in 32 16 8; do
     # shellcheck disable=SC2086 # TRAIN_FLAGS is words
-    step "bench-train B$b" "$(cap_of 150 60)" "${pfx[@]}" "$gpt2" bench train --device cuda \
+    step "bench-train B$b" "$(cap_of 150 45)" "${pfx[@]}" "$gpt2" bench train --device cuda \
       --dtype bfloat16 --batch-size "$b" --peer-python "$py" \
       ${TRAIN_FLAGS:---preset gpt2 --seq 1024 --steps 10 --warmup 3 --rounds 1 --peer-compile --side-timeout 75} &&
       break
