@@ -2,8 +2,11 @@
 # Downloads the Debian 12 packages that building gpt2 needs beyond a C++
 # compiler, CMake, ninja and a LibTorch (pip's PyTorch), for a GPU machine
 # that has no package registry: tests/gpu/run.sh unpacks them there into a
-# private prefix. Run it on a Debian 12 machine with apt (root or not); the
-# folder travels with the working tree.
+# private prefix. Also OpenAI's Python client (`openai`) and its
+# dependencies as wheels for CPython 3.12 on x86-64 Linux, into DIR/wheels:
+# run.sh installs them into build-gpu/pyenv for its `serve` check. Run it on
+# a Debian 12 machine with apt (root or not) and pip; the folder travels
+# with the working tree.
 #
 #   sh tests/gpu/deps.sh [DIR]     DIR: default gpu-deps/ at the repository root
 #
@@ -40,10 +43,19 @@ if ! apt-cache show libzip-dev >/dev/null 2>&1; then
   echo "deps: apt knows no libzip-dev: run 'apt-get update' (as root) first" >&2
   exit 2
 fi
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  echo "deps: python3 has no pip, which fetches the openai wheels: install python3-pip" >&2
+  exit 2
+fi
 
 mkdir -p "$dir"
 rm -f "$dir"/*.deb  # run.sh unpacks every .deb here: no stale versions
 # shellcheck disable=SC2086 # the lists are words
 (cd "$dir" && apt-get download -q $dev $runtime $tools)
 count=$(find "$dir" -maxdepth 1 -name '*.deb' | wc -l)
-echo "deps: $count packages in $dir, $(du -sh "$dir" | cut -f1)"
+# The wheels of the GPU machine's Python (3.12), whatever this one is.
+rm -rf "$dir/wheels"
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d "$dir/wheels" openai
+wheels=$(find "$dir/wheels" -name '*.whl' | wc -l)
+echo "deps: $count packages and $wheels wheels in $dir, $(du -sh "$dir" | cut -f1)"

@@ -1,68 +1,64 @@
 #!/usr/bin/env bash
 # The GPU check: one command, from the repository root of a machine with an
 # NVIDIA GPU, pip's PyTorch (python3), CMake, ninja, nvcc and g++, and no
-# package registry (docs/gpu.md):
+# package registry (docs/gpu.md, "The GPU check"):
 #
-#   bash tests/gpu/run.sh [DEPS_DIR]     DEPS_DIR: the .debs of tests/gpu/deps.sh (gpu-deps/)
+#   bash tests/gpu/run.sh [DEPS_DIR]     DEPS_DIR: what tests/gpu/deps.sh fetched (gpu-deps/)
 #
 # It unpacks the .debs into build-gpu/prefix (never into /), builds the
 # `gpt2` command, gpt2-app-step and gpt2_cuda_tests against torch's LibTorch
-# in build-gpu/, then runs each step capped by `timeout`, recording a failure
-# and going on: the CUDA tests, `gpt2 bench train` (the largest batch of 32,
-# 16, 8 that runs) and `bench generate` on cuda, a bf16 matmul peak and the
-# Python reference (tests/gpu/peer.py). build-gpu/summary.md gets versions,
-# each step's result and seconds, the figures and the failed tests' names;
-# build-gpu/logs/ each step's output. Exit 0 only when the build and the
-# CUDA tests passed.
+# in build-gpu/, then runs each check in its own process under `timeout`
+# (steps.sh), recording a failure and going on: each CUDA test alone; the
+# commands as a user runs them on cuda (commands.sh: the README's training
+# demo beside the CPU's, inspect, export, generate, eval and serve at each
+# dtype, OpenAI's client, torchrun); `gpt2 bench train` and `bench
+# generate`; a bf16 matmul peak and Hugging Face's decoding (peer.py). Every
+# Python runs through build-gpu/python, which restores the machine's own
+# library paths. build-gpu/summary.md holds versions and outputs and ends
+# with the table of every check (result, seconds, figures or why), as
+# standard output does; build-gpu/logs/ holds each check's output. Exit 0
+# only when the build and every CUDA test passed.
+#
+# The plan on an H200 (16 cores): everything, the build included, within
+# BUDGET_S = 345 s. A cap is the most a step may take, never more than the
+# budget has left; a step with under 10 s left is skipped.
+#   versions, unpack, configure        ~20 s  caps 60, -, 120
+#   build: gpt2, gpt2-app-step         ~76 s  BUILD_S, 180
+#   build: gpt2_cuda_tests             ~10 s  90
+#   the CUDA tests, a process each     ~25 s  TEST_S, 60 each
+#   the commands (commands.sh)         ~60 s  train 120 (the CPU's, alongside, 240);
+#                                             b's nine at once, 90 each; others 30-90
+#   bench train, B 32, one round       ~90 s  at most 150, leaving 45 s; a side 75
+#   bench generate                     ~12 s  60
+#   the bf16 peak, HF's decoding       ~30 s  30, 90
+# That is about 325 s; the rest is slack for a slow compile or start.
 #
 # Environment: TORCH_PREFIX (LibTorch's CMake prefix; python3's
 # torch.utils.cmake_prefix_path), TORCH_INCLUDE (its headers; a wheel's
 # TORCH_PREFIX/../../include), PYTHON (python3), BUILD_DIR (build-gpu), JOBS
-# (every core), BUDGET_S (seconds for all steps, 500), BUILD_S (the build's
-# cap, 360), GEN_FLAGS (bench generate's flags), GPT2_COMMIT (when the tree
+# (every core), BUDGET_S (345), BUILD_S (180), TEST_S (60), TRAIN_FLAGS
+# (bench train's flags besides --device, --dtype, --batch-size and
+# --peer-python), GEN_FLAGS (bench generate's), GPT2_COMMIT (when the tree
 # has no .git), GPU_STAGE=configure|build (stop after that step: what a
 # machine without a GPU can check).
+# shellcheck source-path=SCRIPTDIR
 set -uo pipefail
 deps=$(cd "${1:-$(dirname "$0")/../../gpu-deps}" 2>/dev/null && pwd) ||
   { echo "run: no folder ${1:-gpu-deps}: run 'sh tests/gpu/deps.sh' on Debian 12" >&2; exit 2; }
 cd "$(dirname "$0")/../.." || exit 2
-root=$PWD
+root=$PWD here=$PWD/tests/gpu
 build=${BUILD_DIR:-$root/build-gpu}
 python=${PYTHON:-python3}
 jobs=${JOBS:-$(nproc)}
-budget=${BUDGET_S:-500}
+budget=${BUDGET_S:-345}
 deadline=$((SECONDS + budget))
-prefix=$build/prefix
-logs=$build/logs
-mkdir -p "$logs"
-
-rows=() figures=() outputs=()
-record() {  # record STEP RESULT SECONDS NOTE: a row of the summary's table
-  rows+=("| $1 | $2 | $3 | ${4//|//} |")
-  echo "run: $1: $2 in $3 s${4:+ ($4)}"
-}
-# step NAME CAP_S CMD...: CMD under timeout (CAP_S, or what is left of the
-# budget), its output in logs/NAME.log; returns CMD's status.
-step() {
-  local name=$1 cap=$2 left=$((deadline - SECONDS)) start=$SECONDS rc=0
-  shift 2
-  ((cap > left)) && cap=$left
-  if ((cap < 10)); then record "$name" skipped 0 "the $budget s budget is spent"; return 125; fi
-  timeout -k 10 "$cap" "$@" >"$logs/$name.log" 2>&1 &  # its own process group: the trap ends it
-  child=$!
-  wait "$child" || rc=$?
-  if ((rc == 0)); then record "$name" pass $((SECONDS - start)) ""
-  elif ((rc == 124 || rc == 137)); then record "$name" FAIL $((SECONDS - start)) "timed out at $cap s"
-  else  # the last line that names an error, else the last line
-    local why
-    why=$(grep -iE 'error|exception|not expected|unknown|fail' "$logs/$name.log" | tail -n 1)
-    record "$name" FAIL $((SECONDS - start)) "exit $rc: $(cut -c1-160 <<<"${why:-$(tail -n 1 "$logs/$name.log")}")"
-  fi
-  return "$rc"
-}
-trap 'kill "${child:-}" 2>/dev/null; exit 130' INT TERM
-value() { awk -v k="$1" '$1 == k { print $2; exit }' "$logs/$2.log" 2>/dev/null; }  # value KEY STEP
-keep() { outputs+=("### $1" '```text' "$(tail -n "${3:-40}" "$logs/$2.log" 2>/dev/null)" '```'); }  # keep TITLE STEP [LINES]
+prefix=$build/prefix logs=$build/logs pyenv=$build/pyenv py=$build/python
+rm -rf "$logs" && mkdir -p "$logs"  # no figure from an earlier run
+outputs=()
+# shellcheck source=steps.sh
+. "$here/steps.sh"
+# shellcheck source=commands.sh
+. "$here/commands.sh"
 
 summary() {
   local commit=${GPT2_COMMIT:-}
@@ -76,34 +72,29 @@ summary() {
     echo "- machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) cores"
     echo "- GPU: ${gpu:-none found}"
     echo "- versions: ${versions:-unknown}"
-    echo "- build: ${notes:-}"
-    echo
-    echo "| step | result | seconds | note |"
-    echo "| --- | --- | --- | --- |"
-    printf '%s\n' "${rows[@]}"
-    echo
-    echo "## Figures"
-    echo
-    if ((${#figures[@]})); then printf -- '- %s\n' "${figures[@]}"; else echo "none"; fi
-    echo
-    echo "## Failed CUDA tests"
-    echo
-    echo "${failed_tests:-none listed (the table says whether they ran)}"
+    echo "- build: ${notes_build:-}"
     echo
     echo "## Outputs"
     echo
     printf '%s\n' "${outputs[@]}"
+    echo
+    echo "## Checks"
+    echo
+    table
   } >"$build/summary.md"
-  echo "run: wrote $build/summary.md"
+  echo
+  echo "run: wrote $build/summary.md; the checks, in $SECONDS s:"
+  table
 }
 
 # --- the tools, the GPU and the versions -----------------------------------
-for tool in cmake ninja g++ "$python"; do
+for tool in cmake ninja g++ timeout "$python"; do
   command -v "$tool" >/dev/null || { echo "run: $tool not found" >&2; exit 2; }
 done
+write_python "$py" "$(command -v "$python")"  # before anything changes the environment
 gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1)
 nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-step versions 60 "$python" tests/gpu/peer.py versions
+step versions 60 "$py" "$here/peer.py" versions
 torch_prefix=${TORCH_PREFIX:-$(value torch_cmake_prefix versions)}
 torch_include=${TORCH_INCLUDE:-$torch_prefix/../../include}
 versions="torch $(value torch versions) (CUDA $(value torch_cuda versions), cxx11 ABI $(value torch_cxx11_abi versions)),"
@@ -125,19 +116,14 @@ sed -i -E "s#^(prefix|exec_prefix|libdir|includedir)=/usr#\1=$prefix/usr#" \
 find "$prefix" -type l -lname '/*' | while read -r link; do ln -sfn "$prefix$(readlink "$link")" "$link"; done
 # One Gloo: LibTorch's own headers when it has them (the version it was built with).
 if [[ -f $torch_include/gloo/config.h ]]; then
-  rm -rf "$prefix/usr/include/gloo"; notes="Gloo headers from LibTorch;"
-else notes="Gloo headers from Debian's libgloo-dev;"; fi
-# LibTorch's include folder comes first on the compile line; when it holds fmt
-# headers, a copy of the carried ones (the libfmt the build links) goes
-# before it (-I; GCC drops an -I that repeats an -isystem folder, hence a copy).
+  rm -rf "$prefix/usr/include/gloo"; notes_build="Gloo headers from LibTorch;"
+else notes_build="Gloo headers from Debian's libgloo-dev;"; fi
+# LibTorch's own fmt headers are shadowed by the carried ones (the libfmt the
+# build links) by the build itself (gpt2_put_before_torch, cmake/Gpt2Build.cmake).
 cxx_flags=""
-if [[ -d $torch_include/fmt ]]; then
-  mkdir -p "$build/fmt-first" && rm -rf "$build/fmt-first/fmt" && cp -rp "$prefix/usr/include/fmt" "$build/fmt-first/"
-  cxx_flags="-I$build/fmt-first"; notes+=" LibTorch has fmt headers: Debian's fmt 9 put first;"
-fi
 record unpack pass $((SECONDS - start)) "${#debs[@]} packages, $(du -sh "$deps" | cut -f1)"
 # The prefix's libraries for CMake, the linker and the programs built here;
-# not for Python, which keeps the machine's own.
+# never for Python, which runs through $py with the machine's own.
 pfx=(env "LD_LIBRARY_PATH=$libdir:$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
      "PKG_CONFIG_PATH=$libdir/pkgconfig:$prefix/usr/share/pkgconfig"
      TORCH_CUDA_ARCH_LIST=9.0)  # H100/H200; spares torch's CMake a device query
@@ -154,61 +140,60 @@ configured=$?
 if [[ ${GPU_STAGE:-} == configure ]]; then summary; exit "$configured"; fi
 built=1
 ((configured == 0)) &&
-  step build "${BUILD_S:-360}" "${pfx[@]}" cmake --build "$build" -j "$jobs" --target gpt2_cli gpt2_app_step && built=0
+  step build "${BUILD_S:-180}" "${pfx[@]}" cmake --build "$build" -j "$jobs" --target gpt2_cli gpt2_app_step && built=0
 gpt2=$build/bin/gpt2
 if ((built == 0)); then  # libtorch_cuda.so registers the CUDA ops: linked, or no kernel runs
   if readelf -d "$build/libexec/gpt2/gpt2-full" | grep -q libtorch_cuda; then
-    notes+=" gpt2-full links libtorch_cuda.so."
-  else notes+=" gpt2-full does not link libtorch_cuda.so."; fi
+    notes_build+=" gpt2-full links libtorch_cuda.so."
+  else notes_build+=" gpt2-full does not link libtorch_cuda.so."; fi
   step help 30 "${pfx[@]}" "$gpt2" --help  # the programs start: the prefix's libraries load
 fi
 if [[ ${GPU_STAGE:-} == build ]]; then summary; exit "$built"; fi
 
-# --- the CUDA tests --------------------------------------------------------
+# --- the CUDA tests, each in its own process -------------------------------
 tested=1
 if ((configured)); then
   record cuda-tests skipped 0 "not configured"
 elif ! ninja -C "$build" -t targets all 2>/dev/null | grep -q '^gpt2_cuda_tests:'; then
   record cuda-tests FAIL 0 "no target gpt2_cuda_tests in this tree"
-elif step build-tests 180 "${pfx[@]}" cmake --build "$build" -j "$jobs" --target gpt2_cuda_tests; then
-  tests_bin=$(find "$build" -type f -name gpt2_cuda_tests -perm -u+x | head -n 1)
-  step cuda-tests 150 "${pfx[@]}" "$tests_bin" --gtest_color=no && tested=0
-  # A test that skips found no GPU: the check did not happen, so it is no pass.
-  if grep -qE '^\[  SKIPPED \] [0-9]+ tests?, listed below' "$logs/cuda-tests.log"; then
-    unset "rows[-1]"; record cuda-tests FAIL 0 "every test skipped: torch sees no CUDA GPU here"; tested=1
-  fi
-  failed_tests=$(grep -oE '^\[  FAILED  \] [A-Za-z0-9_/]+\.[A-Za-z0-9_/]+' "$logs/cuda-tests.log" | awk '{print "- " $4}' | sort -u)
-  keep "gpt2_cuda_tests (its summary)" cuda-tests 12
+elif step build-tests 90 "${pfx[@]}" cmake --build "$build" -j "$jobs" --target gpt2_cuda_tests; then
+  run_each_test cuda "${TEST_S:-60}" "$(find "$build" -type f -name gpt2_cuda_tests -perm -u+x | head -n 1)" &&
+    tested=0
 fi
 
+# --- the commands, as a user runs them on cuda ------------------------------
+((built == 0)) && run_commands
+
 # --- the benchmarks --------------------------------------------------------
-batch=""
 if ((built == 0)); then
-  # Every side on the GPU, alternating in one run: the C++ step, a linking
-  # app with default settings, nanoGPT's model eager and under torch.compile.
+  # Every side on the GPU, alternating: the C++ step, a linking app with
+  # default settings, nanoGPT's model eager and under torch.compile, each
+  # side capped (--side-timeout). One round: the budget holds one compile.
   for b in 32 16 8; do
-    step "bench-train-B$b" 300 "${pfx[@]}" "$gpt2" bench train --device cuda --dtype bfloat16 --preset gpt2 \
-      --seq 1024 --batch-size "$b" --steps 10 --warmup 3 --rounds 2 --peer-python "$(command -v "$python")" \
-      --peer-compile && { batch=$b; break; }
+    # shellcheck disable=SC2086 # TRAIN_FLAGS is words
+    step "bench-train B$b" "$(cap_of 150 45)" "${pfx[@]}" "$gpt2" bench train --device cuda \
+      --dtype bfloat16 --batch-size "$b" --peer-python "$py" \
+      ${TRAIN_FLAGS:---preset gpt2 --seq 1024 --steps 10 --warmup 3 --rounds 1 --peer-compile --side-timeout 75} &&
+      break
+    grep -qi 'out of memory' "$(log_of "bench-train B$b")" || break  # only a smaller batch could help
   done
-  if [[ -n $batch ]]; then keep "gpt2 bench train, B $batch" "bench-train-B$batch" 25
-  else keep "gpt2 bench train, B 32 (failed)" bench-train-B32 25; fi
+  log=$(log_of "bench-train B$b")
+  figure "bench-train B$b" "$(sed -nE 's/^C\+\+ +([0-9]+) tokens\/s.* = ([0-9]+)% of .*/C++ \1 tokens\/s, MFU \2%/p' "$log")"
+  figure "bench-train B$b" "$(sed -nE 's/^(app|Python|Py compile) +([0-9]+) tokens\/s.*/\1 \2/p' "$log" | paste -sd, - | sed 's/,/, /g')"
+  figure "bench-train B$b" "$(sed -nE 's/^(app|Python|Py compile) .*: FAILED (in round [0-9]+: .*)/\1 FAILED \2/p' "$log" | cut -c1-120 | paste -sd';' -)"
+  keep "gpt2 bench train, B $b" "bench-train B$b" 30
   # shellcheck disable=SC2086 # GEN_FLAGS is words
-  step bench-generate 120 "${pfx[@]}" "$gpt2" bench generate --device cuda \
+  step bench-generate 60 "${pfx[@]}" "$gpt2" bench generate --device cuda \
     ${GEN_FLAGS:---preset gpt2 --prompt-tokens 16 --new-tokens 128 --repeats 3 --batch 1,32}
+  figure bench-generate "$(awk '/^  [0-9]+ +[0-9.]+ / { printf "%sbatch %s %s", s, $1, $2; s = ", " }
+                                END { if (s) printf " tokens/s" }' "$(log_of bench-generate)")"
   keep "gpt2 bench generate" bench-generate 25
 fi
-step peak 60 "$python" tests/gpu/peer.py peak
-peak=$(value peak_bf16_tflops peak)
-per_token=$(value flops_per_token peak)
-[[ -n $peak ]] && figures+=("bf16 matmul peak (8192^3, torch): $peak TFLOP/s")
-cpp=$([[ -n $batch ]] && awk '/^C\+\+ +[0-9]/ { print $2; exit }' "$logs/bench-train-B$batch.log")
-if [[ -n $cpp ]]; then
-  mfu=$([[ -n $peak && -n $per_token ]] && awk -v r="$cpp" -v f="$per_token" -v p="$peak" 'BEGIN { printf ", MFU %.1f%%", 100 * r * f / (p * 1e12) }')
-  figures+=("C++ bench train, B $batch T 1024, bf16 autocast: $cpp tokens/s$mfu")
-fi
-step peer-generate 150 "$python" tests/gpu/peer.py generate --new-tokens 128
-while read -r line; do figures+=("$line"); done < <(grep -E '^hf_' "$logs/peer-generate.log" 2>/dev/null)
+step peak 30 "$py" "$here/peer.py" peak
+figure peak "$(value peak_bf16_tflops peak | sed 's/.\+/bf16 & TFLOP\/s (8192^3, torch)/')"
+step peer-generate 90 "$py" "$here/peer.py" generate --new-tokens 128
+figure peer-generate "$(awk '/^hf_generate_/ { split($1, a, "_"); printf "%s%s %s %s", s, a[3], a[4], $2; s = ", " }
+                             END { if (s) printf " tokens/s" }' "$(log_of peer-generate)")"
 
 summary
 ((built == 0 && tested == 0))

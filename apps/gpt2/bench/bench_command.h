@@ -37,6 +37,10 @@ int run_bench_generate_device(const BenchGenerateFlags& flags, std::ostream& out
 /// read per token over a read bandwidth measured in the same run.
 int run_bench_generate(const BenchGenerateFlags& flags, std::ostream& out);
 
+/// The line the CPU benches print first: cores, the BLAS and its threads,
+/// torch's intra-op threads.
+void print_runtime(std::ostream& out);
+
 /// MB/s and tokens of the GPT-2 tokenizer on `path`, median of `repeats`.
 int run_bench_tokenize(const std::string& path, int repeats, std::ostream& out);
 

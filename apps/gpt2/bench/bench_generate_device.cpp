@@ -18,6 +18,7 @@
 namespace gpt2::app {
 
 int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
+  out << std::unitbuf;  // each line as soon as it is known, through a pipe too
   if (f.weights_given) {
     for (const auto& w : f.weights) refuse_packed_weights_off_cpu(f.device, w);
   }
@@ -25,6 +26,9 @@ int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
   torch::manual_seed(0);
   GPT model(GPTConfig::preset(f.preset));
   model->to(device);
+  fmt::print(out, "model     {} on {}, float32, prompt {} tokens, {} new tokens, greedy, KV cache, "
+                  "median of {} (min-max)\n", f.preset, device.str(), f.prompt_tokens,
+             f.new_tokens, f.repeats);
   auto ids = torch::randint(model->config.vocab_size(), {f.prompt_tokens});
   const std::vector<int64_t> prompt(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + f.prompt_tokens);
   const auto options = SamplingOptions().temperature(0).max_new_tokens(f.new_tokens);
@@ -38,11 +42,10 @@ int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
         torch::cuda::synchronize();
       });
       rates[i].push_back(static_cast<double>(f.batches[i] * f.new_tokens) / s);
+      fmt::print(out, "repeat {:<3} batch {:<5} {:.1f} tokens/s\n", r + 1, f.batches[i],
+                 rates[i].back());
     }
   }
-  fmt::print(out, "model     {} on {}, float32, prompt {} tokens, {} new tokens, greedy, KV cache, "
-                  "median of {} (min-max)\n", f.preset, device.str(), f.prompt_tokens,
-             f.new_tokens, f.repeats);
   fmt::print(out, "  {:<10} {:>12} {:>20}\n", "batch", "tokens/s", "range");
   for (size_t i = 0; i < f.batches.size(); ++i) {
     const Stats s = stats(rates[i]);

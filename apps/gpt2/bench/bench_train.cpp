@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <torch/cuda.h>
 #include <torch/nn/utils/clip_grad.h>
@@ -103,6 +102,7 @@ Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f, const torch::
 }  // namespace
 
 int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
+  out << std::unitbuf;  // each line as soon as it is known, through a pipe too
   const GPTConfig config = train_preset(f.preset).model;  // the real shapes, wpe included
   const torch::Device device = device_from_flag(f.device);
   const torch::ScalarType dtype = dtype_from_flag(f.dtype);
@@ -114,31 +114,18 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const bool kept = keep_freed_memory();  // as `gpt2 train` runs
   const RuntimeInfo rt = runtime_info();
   const bool gpu = !device.is_cpu();
+  std::vector<Side> sides = external_sides(config, f, threads, rt);
+  fmt::print(out, "bench     {} preset, B {} T {}, AdamW (nanoGPT groups), median of {} steps after "
+                  "{} warm-up, {} rounds{}\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds,
+             sides.empty() ? "" : fmt::format("; each run of a side in its own process capped at "
+                                              "{} s (--side-timeout)", f.side_timeout));
+  fmt::print(out, "C++       as `gpt2 train` runs: {}; {}; the clip's scaling in the optimizer's "
+                  "step\n", runtime_line(rt),
+             kept ? "freed memory kept in the heap" : "MALLOC_* from the environment");
   if (gpu) at::globalContext().setFloat32MatmulPrecision("high");  // as `gpt2 train` and nanoGPT
   const double blas_peak = gpu ? device_matmul_peak(device, dtype) : matmul_peak(std::nullopt);
   const double dnn_peak = !gpu && onednn_available() ? matmul_peak(MatmulBackend::kOneDnn) : 0;
   const double best_peak = std::max(blas_peak, dnn_peak);
-  std::vector<Side> sides = external_sides(config, f, threads, rt);
-  Samples cpp;
-  double first_rss = 0;  // one model's, as a `gpt2 train` process holds one
-  for (int r = 0; r < f.rounds; ++r) {  // alternating, so drift hits every side
-    for (const auto& [phase, s] : cpp_step(config, f, device)) cpp[phase].push_back(s);
-    if (r == 0) first_rss = max_rss_bytes();
-    for (Side& side : sides) {
-      side.last = external_step(side.command, side.python ? "--no-peer" : "--no-app");
-      for (const auto& [phase, s] : side.last.phases) side.samples[phase].push_back(s);
-    }
-  }
-  const double tokens = static_cast<double>(f.batch * f.seq);
-  // nanoGPT's estimate: 6 N per token for the matmuls of forward and
-  // backward, plus 12 L T C for attention.
-  const double n = static_cast<double>(config.num_parameters(/*non_embedding=*/true));
-  const double flops = tokens * (6 * n + 12.0 * config.n_layer() * f.seq * config.n_embd());
-  fmt::print(out, "bench     {} preset, B {} T {}, AdamW (nanoGPT groups), median of {} steps after "
-                  "{} warm-up, {} rounds\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds);
-  fmt::print(out, "C++       as `gpt2 train` runs: {}; {}; the clip's scaling in the optimizer's "
-                  "step\n", runtime_line(rt),
-             kept ? "freed memory kept in the heap" : "MALLOC_* from the environment");
   if (gpu) {
     fmt::print(out, "device    {}, {}: every side runs there\n", device.str(), f.dtype);
     fmt::print(out, "peak      {} 8192^2 product on {}: {:.1f} TFLOP/s\n", f.dtype, device.str(),
@@ -147,41 +134,27 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
     fmt::print(out, "peak      float32 2048^2 product: torch::mm (BLAS) {:.1f} GFLOP/s, oneDNN {:.1f} "
                     "GFLOP/s\n", blas_peak / 1e9, dnn_peak / 1e9);
   }
-  for (const Side& side : sides) {
-    fmt::print(out, "{:<10} {}{}\n", side.name, side.about,
-               side.last.runtime.empty() ? "" : ": " + side.last.runtime);
+  Samples cpp;
+  double first_rss = 0;  // one model's, as a `gpt2 train` process holds one
+  for (int r = 0; r < f.rounds; ++r) {  // alternating, so drift hits every side
+    const Phases step = cpp_step(config, f, device);  // a failure here ends the bench
+    for (const auto& [phase, s] : step) cpp[phase].push_back(s);
+    if (r == 0) first_rss = max_rss_bytes();
+    out << round_line(r + 1, "C++", fmt::format("{:.1f} ms a step", 1000 * step.at("total")));
+    for (Side& side : sides) run_side(side, r + 1, f.side_timeout, out);
   }
-  fmt::print(out, "  {:<12} {:>10}", "phase ms", "C++");
-  for (const Side& side : sides) fmt::print(out, " {:>10}", side.name);
-  fmt::print(out, "\n");
-  for (const char* phase : kPhases) {
-    fmt::print(out, "  {:<12} {:>10.1f}", phase, 1000 * median(cpp[phase]));
-    for (const Side& side : sides) fmt::print(out, " {:>10.1f}", 1000 * median(side.samples.at(phase)));
-    fmt::print(out, "\n");
-  }
+  const double tokens = static_cast<double>(f.batch * f.seq);
+  // nanoGPT's estimate: 6 N per token for the matmuls of forward and
+  // backward, plus 12 L T C for attention.
+  const double n = static_cast<double>(config.num_parameters(/*non_embedding=*/true));
+  const double flops = tokens * (6 * n + 12.0 * config.n_layer() * f.seq * config.n_embd());
+  print_phase_table(cpp, sides, out);
   const double total = median(cpp["total"]);
   fmt::print(out, "C++       {:.0f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the better product peak, "
                   "peak RSS {:.2f} GB after the first round ({:.2f} GB after all {}: each builds "
                   "a model)\n", tokens / total, flops / total / 1e9, 100 * flops / total / best_peak,
              first_rss / 1e9, max_rss_bytes() / 1e9, f.rounds);
-  const Side* fastest = nullptr;  // the Python side at its fastest setting
-  for (const Side& side : sides) {
-    const double p = median(side.samples.at("total"));
-    fmt::print(out, "{:<10} {:.0f} tokens/s, peak RSS {:.2f} GB\n", side.name, tokens / p,
-               side.last.peak_rss / 1e9);
-    if (side.python && (!fastest || p < median(fastest->samples.at("total")))) fastest = &side;
-  }
-  if (fastest) {
-    const double p = median(fastest->samples.at("total"));
-    // The CPU goals are issue 39's; on a GPU, at most the peer's time.
-    fmt::print(out, "ratio     step time / {}'s (the fastest Python side): C++ {:.2f} (goal <= {})",
-               fastest->name, total / p, gpu ? "1.00" : "0.55");
-    for (const Side& side : sides) {
-      if (!side.python) fmt::print(out, ", {} {:.2f} (goal <= {})", side.name,
-                                   median(side.samples.at("total")) / p, gpu ? "1.00" : "0.67");
-    }
-    fmt::print(out, "\n");
-  }
+  print_side_rates(sides, tokens, total, gpu, out);
   return 0;
 }
 
@@ -224,6 +197,11 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
   t->add_flag("--peer-compile", f->peer_compile, "Also time the peer under torch.compile (GPU)");
   t->add_option("--peer-python", f->peer_python, "The python3 that runs the peer")
       ->capture_default_str();
+  t->add_option("--side-timeout", f->side_timeout,
+                "Seconds each run of a side in its own process (app, Python) may take; a side "
+                "that runs out, exits non-zero or prints no figures is reported FAILED, is not "
+                "run again, and the bench goes on")
+      ->check(gpt2::app::in_range(1, 86400))->capture_default_str();
   t->add_flag("--no-peer", f->no_peer, "Do not run the Python peer");
   t->add_flag("--no-app", f->no_app, "Do not run the linking app (gpt2-app-step), default or configured");
   t->callback([f, rc] { *rc = run_bench_train(*f, std::cout); });

@@ -47,11 +47,16 @@ struct BenchTrainFlags {
   bool peer_compile = false;
   /// The Python that runs the peer (Debian's python3-torch by default).
   std::string peer_python = "/usr/bin/python3";
+  /// Seconds each run of an external side may take (coreutils' timeout);
+  /// one that fails is reported and left out of later rounds.
+  int side_timeout = 240;
 };
 
 /// Prints per-phase step times, tokens/s, model FLOP/s as a fraction of a
-/// float32 matmul peak measured in the same run, peak RSS, and the ratio
-/// to the Python peer.
+/// matmul peak measured in the same run, peak RSS, and the ratio to the
+/// Python peer: the header and peak at once, a line per side as each round
+/// runs it, the table at the end. A failing external side is a FAILED line;
+/// the C++ side's failure is thrown.
 int run_bench_train(const BenchTrainFlags& flags, std::ostream& out);
 
 /// Registers `train` under the `bench` subcommand.

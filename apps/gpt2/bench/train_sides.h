@@ -2,13 +2,16 @@
 // The sides `gpt2 bench train` runs in their own processes, one step each
 // round: the default-settings app (apps/bench/app_step.cpp), the same app
 // configured, and the Python peer (apps/bench/peer_step.py), each on the
-// device and dtype the flags give.
+// device and dtype the flags give, each run under its own time cap; and
+// the lines that report them.
 
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "apps/gpt2/bench/bench_train.h"
+#include "apps/gpt2/bench/shell_command.h"
 #include "gpt2/model/config.h"
 #include "gpt2/runtime/runtime.h"
 
@@ -24,14 +27,14 @@ struct PeerRun {
   Phases phases;
   double peak_rss = 0;
   std::string blas_core, runtime;
+  /// Empty when the run gave its figures; else why not (run_capped's words,
+  /// or "no line of figures: ...").
+  std::string failure;
 };
 
-/// `word` quoted for /bin/sh: every byte stays itself, quotes included.
-std::string shell_word(const std::string& word);
-
-/// Runs `command` and reads its line of JSON; FileError naming `skip_flag`
-/// (the flag that leaves the side out) when it fails.
-PeerRun external_step(const std::string& command, const std::string& skip_flag);
+/// Runs `command` under a cap of `timeout_s` seconds and reads its last line
+/// of output as JSON; a failure is returned in PeerRun::failure, not thrown.
+PeerRun external_step(const std::string& command, int timeout_s);
 
 /// phase -> one sample per round.
 using Samples = std::map<std::string, std::vector<double>>;
@@ -44,10 +47,30 @@ struct Side {
   bool python = true;
   Samples samples;
   PeerRun last;
+  /// Empty while the side runs; else "in round N: why". A failed side is
+  /// not run again.
+  std::string failure;
 };
 
 /// The sides the flags ask for, with the C++ side's `threads` and runtime.
 std::vector<Side> external_sides(const GPTConfig& config, const BenchTrainFlags& f, int threads,
                                  const RuntimeInfo& rt);
+
+/// "round N   NAME  what": a side's line as each round goes.
+std::string round_line(int round, const std::string& name, const std::string& what);
+
+/// Runs `side` once unless it failed before; adds its samples, or records
+/// its failure; prints its line for round `round` (from 1) either way.
+void run_side(Side& side, int round, int timeout_s, std::ostream& out);
+
+/// Prints each side's line (what it is, its runtime, or FAILED and why) and
+/// the phase table of the C++ side and the sides that gave figures.
+void print_phase_table(const Samples& cpp, const std::vector<Side>& sides, std::ostream& out);
+
+/// Prints tokens/s of the sides that gave figures and the ratio of each
+/// step time to the fastest Python side's; `cpp_total` is the C++ step's
+/// median seconds.
+void print_side_rates(const std::vector<Side>& sides, double tokens, double cpp_total, bool gpu,
+                      std::ostream& out);
 
 }  // namespace gpt2::app
