@@ -1,75 +1,73 @@
-// DataParallel over c10d: the rendezvous (detail/rendezvous.h), then
-// ProcessGroupGloo collectives. ProcessGroupGloo.hpp needs USE_C10D_GLOO
-// (the torch_cpu CMake target defines it) and Debian's libgloo-dev
-// (gpt2/CMakeLists.txt checks for it).
+// DataParallel over c10d: TCPStore rendezvous, then the collectives on the
+// process group detail/process_group.h forms (Gloo or NCCL), on tensors of
+// the group's device; values the host reads go there and back.
 #include "gpt2/train/distributed.h"
 
 #include <fmt/format.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include <chrono>
-#include <cstdlib>
 
+#include "gpt2/train/detail/process_group.h"
 #include "gpt2/train/detail/rendezvous.h"
 
 namespace gpt2 {
 namespace {
 
+using Clock = std::chrono::steady_clock;
 using detail::first_line;
 using detail::where;
-
-using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Gloo's transport device, chosen as PyTorch's init_process_group does:
-// GLOO_SOCKET_IFNAME when set; loopback for a loopback master; otherwise the
-// address this machine's hostname resolves to.
-std::shared_ptr<gloo::transport::Device> gloo_device(const DistEnv& env) {
-  if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME")) {
-    return c10d::ProcessGroupGloo::createDeviceForInterface(iface);
-  }
-  if (env.master_addr == "127.0.0.1" || env.master_addr == "localhost" || env.master_addr == "::1") {
-    return c10d::ProcessGroupGloo::createDeviceForHostname(env.master_addr);
-  }
-  return c10d::ProcessGroupGloo::createDefaultDevice();
+// A CUDA device without an index is the GPU of the rank's LOCAL_RANK.
+torch::Device rank_device(const torch::Device& device, const DistEnv& env) {
+  if (!device.is_cuda() || device.has_index()) return device;
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
 }
 
 }  // namespace
 
 struct DataParallel::Group {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  c10::intrusive_ptr<detail::Collectives> pg;
   std::vector<std::pair<size_t, size_t>> buckets;  // of the tensors averaged
   std::vector<torch::Tensor> buffers;              // one flat float buffer per bucket, kept
-  torch::Tensor scalar = torch::zeros({1}, torch::kFloat64);
+  torch::Tensor scalar;                            // the loss beside them, float64
 };
 
 DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout,
-                           int64_t bucket_bytes)
-    : env_(env), timeout_(timeout), bucket_bytes_(bucket_bytes), group_(std::make_unique<Group>()) {
-  TORCH_CHECK(env.distributed(), "DataParallel needs WORLD_SIZE > 1, got ", env.world_size);
+                           int64_t bucket_bytes, const torch::Device& device)
+    : env_(env),
+      timeout_(timeout),
+      bucket_bytes_(bucket_bytes),
+      device_(rank_device(device, env)),
+      backend_(process_group_backend(device_)),
+      group_(std::make_unique<Group>()) {
+  TORCH_CHECK(env.in_group(), "DataParallel needs WORLD_SIZE > 1 or a rendezvous address, got "
+              "WORLD_SIZE ", env.world_size, " and MASTER_ADDR '", env.master_addr, "'");
+  group_->scalar = torch::zeros({1}, torch::TensorOptions(torch::kFloat64).device(device_));
   group_->store = detail::open_store(env, timeout);
   try {
-    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    options->devices.push_back(gloo_device(env));
-    options->threads = 2;
-    group_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        group_->store, static_cast<int>(env.rank), static_cast<int>(env.world_size), options);
+    group_->pg = detail::make_process_group(group_->store, env, device_, timeout);
+  } catch (const DistributedError&) {
+    throw;
   } catch (const std::exception& e) {
     // Rank 0 serving the store talks to itself; a client may meet a stranger.
     const std::string strange = detail::serves_store(env) ? "" : detail::stranger_message(env, e);
     if (!strange.empty()) throw DistributedError(fmt::format("{}: {}", where(env), strange));
     throw DistributedError(fmt::format(
-        "{}: the Gloo process group of {} ranks did not form within {} s (did every rank start, "
+        "{}: the {} process group of {} ranks did not form within {} s (did every rank start, "
         "with the same MASTER_ADDR and MASTER_PORT?): {}",
-        where(env), env.world_size, timeout.count() / 1000.0, first_line(e)));
+        where(env), backend_ == "nccl" ? "NCCL" : "Gloo", env.world_size,
+        timeout.count() / 1000.0, first_line(e)));
   }
 }
 
-DataParallel::~DataParallel() = default;
+DataParallel::~DataParallel() {
+  if (group_ && group_->pg) detail::shut_down(*group_->pg);
+}
 
 namespace {
 
@@ -126,7 +124,8 @@ void DataParallel::broadcast(const std::vector<torch::Tensor>& tensors) {
   for (const auto& range : bucket_ranges(tensors, bucket_bytes_)) {
     int64_t n = 0;
     for (size_t i = range.first; i < range.second; ++i) n += tensors[i].numel();
-    std::vector<torch::Tensor> flat = {torch::empty({n}, torch::kFloat32)};
+    std::vector<torch::Tensor> flat = {
+        torch::empty({n}, torch::TensorOptions(torch::kFloat32).device(device_))};
     flatten(tensors, range, flat[0], true, false);
     wait_for(group_->pg->broadcast(flat), *this, "the broadcast of rank 0's weights");
     flatten(tensors, range, flat[0], false, false);
@@ -141,15 +140,15 @@ double DataParallel::average_gradients(const std::vector<torch::Tensor>& tensors
     for (const auto& range : g.buckets) {
       int64_t n = 0;
       for (size_t i = range.first; i < range.second; ++i) n += tensors[i].numel();
-      g.buffers.push_back(torch::empty({n}, torch::kFloat32));
+      g.buffers.push_back(torch::empty({n}, torch::TensorOptions(torch::kFloat32).device(device_)));
       stats_.bytes += n * static_cast<int64_t>(sizeof(float));
     }
     stats_.buckets = static_cast<int64_t>(g.buckets.size());
   }
   TORCH_CHECK(g.buckets.back().second == tensors.size(), "average_gradients got ", tensors.size(),
               " tensors, its buckets hold ", g.buckets.back().second);
-  // All buckets in flight at once: Gloo's threads work through them while
-  // the next is copied in.
+  // All buckets in flight at once: Gloo's threads (or NCCL's stream) work
+  // through them while the next is copied in.
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   for (size_t b = 0; b < g.buckets.size(); ++b) {
     flatten(tensors, g.buckets[b], g.buffers[b], true, true);
@@ -165,13 +164,16 @@ double DataParallel::average_gradients(const std::vector<torch::Tensor>& tensors
     g.buffers[b].div_(static_cast<double>(world_size()));
     flatten(tensors, g.buckets[b], g.buffers[b], false, true);
   }
+  // On a GPU, item() waits for the work queued above, so the time is all of it.
+  const double mean = g.scalar.item<double>() / static_cast<double>(world_size());
   stats_.calls += 1;
   stats_.seconds += seconds_since(start);
-  return g.scalar.item<double>() / static_cast<double>(world_size());
+  return mean;
 }
 
 double DataParallel::sum(double value) {
-  std::vector<torch::Tensor> t = {torch::full({1}, value, torch::kFloat64)};
+  std::vector<torch::Tensor> t = {
+      torch::full({1}, value, torch::TensorOptions(torch::kFloat64).device(device_))};
   wait_for(group_->pg->allreduce(t), *this, "an allreduce");
   return t[0].item<double>();
 }
@@ -180,18 +182,23 @@ bool DataParallel::any(bool flag) { return sum(flag ? 1.0 : 0.0) > 0; }
 
 void DataParallel::check_same(const std::string& what, const std::string& text) {
   // Rank 0's text to every rank: its length, then its bytes (as float64,
-  // the type every collective here already uses; the texts are short).
+  // the type every collective here already uses; the texts are short),
+  // written and read on the host, broadcast on the group's device.
+  const auto on_device = torch::TensorOptions(torch::kFloat64).device(device_);
   std::vector<torch::Tensor> length = {
-      torch::full({1}, static_cast<double>(text.size()), torch::kFloat64)};
+      torch::full({1}, static_cast<double>(text.size()), on_device)};
   wait_for(group_->pg->broadcast(length), *this, "the broadcast of rank 0's " + what);
   const auto n = static_cast<int64_t>(length[0].item<double>());
-  std::vector<torch::Tensor> bytes = {torch::zeros({std::max<int64_t>(n, 1)}, torch::kFloat64)};
+  torch::Tensor host = torch::zeros({std::max<int64_t>(n, 1)}, torch::kFloat64);
   if (rank() == 0) {
-    for (int64_t i = 0; i < n; ++i) bytes[0][i] = static_cast<unsigned char>(text[i]);
+    double* h = host.data_ptr<double>();
+    for (int64_t i = 0; i < n; ++i) h[i] = static_cast<unsigned char>(text[i]);
   }
+  std::vector<torch::Tensor> bytes = {host.to(device_)};
   wait_for(group_->pg->broadcast(bytes), *this, "the broadcast of rank 0's " + what);
+  host = bytes[0].to(torch::kCPU);
   std::string first(static_cast<size_t>(n), '\0');
-  const double* b = bytes[0].data_ptr<double>();
+  const double* b = host.data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) first[i] = static_cast<char>(static_cast<int>(b[i]));
   const bool differs = first != text;
   if (!any(differs)) return;
