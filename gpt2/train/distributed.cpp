@@ -4,6 +4,7 @@
 #include "gpt2/train/distributed.h"
 
 #include <fmt/format.h>
+#include <torch/cuda.h>
 
 #include <chrono>
 
@@ -47,6 +48,12 @@ DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout
       group_(std::make_unique<Group>()) {
   TORCH_CHECK(env.in_group(), "DataParallel needs WORLD_SIZE > 1 or a rendezvous address, got "
               "WORLD_SIZE ", env.world_size, " and MASTER_ADDR '", env.master_addr, "'");
+  const auto gpus = device_.is_cuda() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+  if (device_.is_cuda() && device_.index() >= gpus) {
+    throw DistributedError(fmt::format("{}: its collectives would run on {}, and this LibTorch "
+                                       "sees {} CUDA GPU{} here", where(env), device_.str(), gpus,
+                                       gpus == 1 ? "" : "s"));
+  }
   group_->scalar = torch::zeros({1}, torch::TensorOptions(torch::kFloat64).device(device_));
   group_->store = detail::open_store(env, timeout);
   try {

@@ -113,9 +113,9 @@ class DataParallel {
   /// where the model is: Gloo for the CPU, NCCL for a CUDA GPU (cuda without
   /// an index means cuda:LOCAL_RANK), which becomes this process's current
   /// CUDA device. Throws DistributedError for a device without a process
-  /// group here (process_group_backend), before any socket is opened; when
-  /// the store cannot be served or reached; or when the group does not form
-  /// in time.
+  /// group here (process_group_backend) or a GPU this machine lacks, before
+  /// any socket is opened; when the store cannot be served or reached; or
+  /// when the group does not form in time.
   DataParallel(const DistEnv& env, std::chrono::milliseconds timeout,
                int64_t bucket_bytes = kBucketBytes, const torch::Device& device = torch::kCPU);
   ~DataParallel();

@@ -3,6 +3,7 @@
 // threads of this process, a real TCPStore and Gloo group on 127.0.0.1) and
 // of a group of one.
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <torch/version.h>
 
 #include <chrono>
@@ -112,10 +113,13 @@ TEST(ProcessGroupBackend, GlooOnTheCpuNcclOnCudaWhereTheBuildHasIt) {
   EXPECT_THROW(process_group_backend(torch::kMeta, true), DistributedError);
 }
 
-// In a build without NCCL, a CUDA group is refused before rank 0 serves
-// the store: at once, not after waiting for a peer that never comes.
-TEST(DataParallel, ACudaGroupWithoutNcclIsRefusedBeforeAnySocket) {
-  if (has_nccl()) GTEST_SKIP() << "this build has NCCL (tests/gpu/cuda_test.cpp forms such a group)";
+// A CUDA group in a build without NCCL, or on a machine without a GPU, is
+// refused before rank 0 serves the store: at once, not after waiting for a
+// peer that never comes.
+TEST(DataParallel, ACudaGroupWithoutNcclOrAGpuIsRefusedBeforeAnySocket) {
+  if (has_nccl() && torch::cuda::is_available()) {
+    GTEST_SKIP() << "NCCL and a GPU here (tests/gpu/nccl_test.cpp forms such a group)";
+  }
   DistEnv env;
   env.world_size = env.local_world_size = 2;
   env.master_addr = "127.0.0.1";
