@@ -46,11 +46,12 @@ void check_resolves(const std::string& host, int port) {
 
 }  // namespace
 
-DistEnv read_dist_env(const GetEnv& getenv_fn) {
+DistEnv read_dist_env(const GetEnv& getenv_fn, bool group_of_one) {
   const GetEnv getenv = getenv_fn ? getenv_fn : [](const char* n) { return std::getenv(n); };
   DistEnv env;
   const char* world = getenv("WORLD_SIZE");
-  if (!world || std::string(world) == "1") return env;
+  if (!world) return env;
+  if (std::string(world) == "1" && !(group_of_one && getenv("MASTER_ADDR"))) return env;
   constexpr int64_t kMaxRanks = std::numeric_limits<int>::max();
   env.world_size = integer_var(getenv, "WORLD_SIZE", 1, kMaxRanks, "[1, 2^31)");
   const std::string ranks = fmt::format("[0, {}) (WORLD_SIZE is {})", env.world_size, env.world_size);

@@ -1,158 +1,80 @@
-// DataParallel over c10d: TCPStore rendezvous, ProcessGroupGloo collectives.
-// ProcessGroupGloo.hpp needs USE_C10D_GLOO (the torch_cpu CMake target
-// defines it) and Debian's libgloo-dev (gpt2/CMakeLists.txt checks for it).
+// DataParallel over c10d: TCPStore rendezvous, then the collectives on the
+// process group detail/process_group.h forms (Gloo or NCCL), on tensors of
+// the group's device; values the host reads go there and back.
 #include "gpt2/train/distributed.h"
 
 #include <fmt/format.h>
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/cuda.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <new>
 
-#include "gpt2/ops/torch_compat.h"
-#include "gpt2/train/detail/store_greeting.h"
+#include "gpt2/train/detail/process_group.h"
+#include "gpt2/train/detail/rendezvous.h"
 
 namespace gpt2 {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using detail::first_line;
+using detail::where;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// An exception's message without c10's backtrace (its lines after the first).
-std::string first_line(const std::exception& e) {
-  const std::string what = e.what();
-  return what.substr(0, what.find('\n'));
-}
-
-// What `e` says a peer sent that no rendezvous store sends, or "" when it
-// is no such reply: a length beyond memory (the store client allocates what
-// the peer announced, so a stranger's bytes become bad_alloc), a reply of
-// the wrong kind (1.13) or a wrong answer to the ping 2.x's client opens
-// with. The message built on it points at the port, the likely cause.
-std::string stranger_reply(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return "a length larger than memory";
-  const std::string what = first_line(e);
-  if (what.find("response is expected") != std::string::npos) return what;
-  if (what.find("invalid nonce returned") != std::string::npos) return "a wrong answer to a ping";
-  return "";
-}
-
-bool is_stranger_reply(const std::exception& e) { return !stranger_reply(e).empty(); }
-
-std::string stranger(const DistEnv& env, const std::string& reply) {
-  return fmt::format("the program at {}:{} answered as no rendezvous store does ({}): is another "
-                     "program listening on MASTER_PORT {}? choose a free port for rank 0",
-                     env.master_addr, env.master_port, reply, env.master_port);
-}
-
-std::string stranger(const DistEnv& env, const std::exception& e) {
-  return stranger(env, stranger_reply(e));
-}
-
-std::string where(const DistEnv& env) {
-  return fmt::format("rank {} of {} (MASTER_ADDR {}, MASTER_PORT {})", env.rank, env.world_size,
-                     env.master_addr, env.master_port);
-}
-
-// A peer that speaks before it is asked is no rendezvous store, and 1.13's
-// store client would read its bytes on a thread of its own, where a failed
-// allocation ends the process: refused before the client connects.
-void refuse_a_speaking_peer(const DistEnv& env) {
-  const std::string bytes = detail::unasked_bytes(
-      env.master_addr, static_cast<uint16_t>(env.master_port), std::chrono::milliseconds(200));
-  if (bytes.empty()) return;
-  std::string shown;
-  for (const char c : bytes.substr(0, bytes.find_first_of("\r\n"))) {
-    shown += (c >= 0x20 && c < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", static_cast<uint8_t>(c));
-  }
-  throw DistributedError(fmt::format(
-      "{}: {}", where(env), stranger(env, fmt::format("a greeting before any question: '{}'", shown))));
-}
-
-// Gloo's transport device, chosen as PyTorch's init_process_group does:
-// GLOO_SOCKET_IFNAME when set; loopback for a loopback master; otherwise the
-// address this machine's hostname resolves to.
-std::shared_ptr<gloo::transport::Device> gloo_device(const DistEnv& env) {
-  if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME")) {
-    return c10d::ProcessGroupGloo::createDeviceForInterface(iface);
-  }
-  if (env.master_addr == "127.0.0.1" || env.master_addr == "localhost" || env.master_addr == "::1") {
-    return c10d::ProcessGroupGloo::createDeviceForHostname(env.master_addr);
-  }
-  return c10d::ProcessGroupGloo::createDefaultDevice();
+// A CUDA device without an index is the GPU of the rank's LOCAL_RANK.
+torch::Device rank_device(const torch::Device& device, const DistEnv& env) {
+  if (!device.is_cuda() || device.has_index()) return device;
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
 }
 
 }  // namespace
 
 struct DataParallel::Group {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  c10::intrusive_ptr<detail::Collectives> pg;
   std::vector<std::pair<size_t, size_t>> buckets;  // of the tensors averaged
   std::vector<torch::Tensor> buffers;              // one flat float buffer per bucket, kept
-  torch::Tensor scalar = torch::zeros({1}, torch::kFloat64);
+  torch::Tensor scalar;                            // the loss beside them, float64
 };
 
 DataParallel::DataParallel(const DistEnv& env, std::chrono::milliseconds timeout,
-                           int64_t bucket_bytes)
-    : env_(env), timeout_(timeout), bucket_bytes_(bucket_bytes), group_(std::make_unique<Group>()) {
-  TORCH_CHECK(env.distributed(), "DataParallel needs WORLD_SIZE > 1, got ", env.world_size);
-  c10d::TCPStoreOptions o;
-  o.port = static_cast<uint16_t>(env.master_port);
-  o.isServer = env.rank == 0 && !env.agent_store;
-  o.numWorkers = env.agent_store ? c10::nullopt : c10::optional<size_t>(env.world_size);
-  o.waitWorkers = !env.agent_store;
-  o.timeout = timeout;
-  compat::use_classic_store_server(o);
-  if (!o.isServer) refuse_a_speaking_peer(env);
-  const auto start = Clock::now();
-  try {
-    group_->store = c10::make_intrusive<c10d::PrefixStore>(
-        env.store_prefix, c10::make_intrusive<c10d::TCPStore>(env.master_addr, o));
-  } catch (const std::exception& e) {
-    // A server that fails before the timeout could not listen; one that
-    // fails at it waited for peers in vain.
-    const double waited = seconds_since(start);
-    const bool timed_out = waited >= 0.9 * static_cast<double>(timeout.count()) / 1e3;
-    std::string why;
-    if (!o.isServer && is_stranger_reply(e)) {
-      why = stranger(env, e);
-    } else if (o.isServer && !timed_out) {
-      why = fmt::format("cannot serve the rendezvous store on port {} (is another program on it? "
-                        "choose another MASTER_PORT)", env.master_port);
-    } else if (o.isServer) {
-      why = fmt::format("not all {} ranks joined within {:.0f} s", env.world_size, waited);
-    } else {
-      why = fmt::format("cannot reach the rendezvous store at {}:{} within {:.0f} s (is rank 0 "
-                        "running, and MASTER_ADDR its address?)", env.master_addr,
-                        env.master_port, waited);
-    }
-    if (!o.isServer && is_stranger_reply(e)) throw DistributedError(fmt::format("{}: {}", where(env), why));
-    throw DistributedError(fmt::format("{}: {}: {}", where(env), why, first_line(e)));
+                           int64_t bucket_bytes, const torch::Device& device)
+    : env_(env),
+      timeout_(timeout),
+      bucket_bytes_(bucket_bytes),
+      device_(rank_device(device, env)),
+      backend_(process_group_backend(device_)),
+      group_(std::make_unique<Group>()) {
+  TORCH_CHECK(env.in_group(), "DataParallel needs WORLD_SIZE > 1 or a rendezvous address, got "
+              "WORLD_SIZE ", env.world_size, " and MASTER_ADDR '", env.master_addr, "'");
+  const auto gpus = device_.is_cuda() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+  if (device_.is_cuda() && device_.index() >= gpus) {
+    throw DistributedError(fmt::format("{}: its collectives would run on {}, and this LibTorch "
+                                       "sees {} CUDA GPU{} here", where(env), device_.str(), gpus,
+                                       gpus == 1 ? "" : "s"));
   }
+  group_->scalar = torch::zeros({1}, torch::TensorOptions(torch::kFloat64).device(device_));
+  group_->store = detail::open_store(env, timeout);
   try {
-    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    options->devices.push_back(gloo_device(env));
-    options->threads = 2;
-    group_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        group_->store, static_cast<int>(env.rank), static_cast<int>(env.world_size), options);
+    group_->pg = detail::make_process_group(group_->store, env, device_, timeout);
+  } catch (const DistributedError&) {
+    throw;
   } catch (const std::exception& e) {
-    if (!o.isServer && is_stranger_reply(e)) {  // rank 0 serving the store talks to itself
-      throw DistributedError(fmt::format("{}: {}", where(env), stranger(env, e)));
-    }
+    // Rank 0 serving the store talks to itself; a client may meet a stranger.
+    const std::string strange = detail::serves_store(env) ? "" : detail::stranger_message(env, e);
+    if (!strange.empty()) throw DistributedError(fmt::format("{}: {}", where(env), strange));
     throw DistributedError(fmt::format(
-        "{}: the Gloo process group of {} ranks did not form within {} s (did every rank start, "
+        "{}: the {} process group of {} ranks did not form within {} s (did every rank start, "
         "with the same MASTER_ADDR and MASTER_PORT?): {}",
-        where(env), env.world_size, timeout.count() / 1000.0, first_line(e)));
+        where(env), backend_ == "nccl" ? "NCCL" : "Gloo", env.world_size,
+        timeout.count() / 1000.0, first_line(e)));
   }
 }
 
-DataParallel::~DataParallel() = default;
+DataParallel::~DataParallel() {
+  if (group_ && group_->pg) detail::shut_down(*group_->pg);
+}
 
 namespace {
 
@@ -209,7 +131,8 @@ void DataParallel::broadcast(const std::vector<torch::Tensor>& tensors) {
   for (const auto& range : bucket_ranges(tensors, bucket_bytes_)) {
     int64_t n = 0;
     for (size_t i = range.first; i < range.second; ++i) n += tensors[i].numel();
-    std::vector<torch::Tensor> flat = {torch::empty({n}, torch::kFloat32)};
+    std::vector<torch::Tensor> flat = {
+        torch::empty({n}, torch::TensorOptions(torch::kFloat32).device(device_))};
     flatten(tensors, range, flat[0], true, false);
     wait_for(group_->pg->broadcast(flat), *this, "the broadcast of rank 0's weights");
     flatten(tensors, range, flat[0], false, false);
@@ -224,15 +147,15 @@ double DataParallel::average_gradients(const std::vector<torch::Tensor>& tensors
     for (const auto& range : g.buckets) {
       int64_t n = 0;
       for (size_t i = range.first; i < range.second; ++i) n += tensors[i].numel();
-      g.buffers.push_back(torch::empty({n}, torch::kFloat32));
+      g.buffers.push_back(torch::empty({n}, torch::TensorOptions(torch::kFloat32).device(device_)));
       stats_.bytes += n * static_cast<int64_t>(sizeof(float));
     }
     stats_.buckets = static_cast<int64_t>(g.buckets.size());
   }
   TORCH_CHECK(g.buckets.back().second == tensors.size(), "average_gradients got ", tensors.size(),
               " tensors, its buckets hold ", g.buckets.back().second);
-  // All buckets in flight at once: Gloo's threads work through them while
-  // the next is copied in.
+  // All buckets in flight at once: Gloo's threads (or NCCL's stream) work
+  // through them while the next is copied in.
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   for (size_t b = 0; b < g.buckets.size(); ++b) {
     flatten(tensors, g.buckets[b], g.buffers[b], true, true);
@@ -248,13 +171,16 @@ double DataParallel::average_gradients(const std::vector<torch::Tensor>& tensors
     g.buffers[b].div_(static_cast<double>(world_size()));
     flatten(tensors, g.buckets[b], g.buffers[b], false, true);
   }
+  // On a GPU, item() waits for the work queued above, so the time is all of it.
+  const double mean = g.scalar.item<double>() / static_cast<double>(world_size());
   stats_.calls += 1;
   stats_.seconds += seconds_since(start);
-  return g.scalar.item<double>() / static_cast<double>(world_size());
+  return mean;
 }
 
 double DataParallel::sum(double value) {
-  std::vector<torch::Tensor> t = {torch::full({1}, value, torch::kFloat64)};
+  std::vector<torch::Tensor> t = {
+      torch::full({1}, value, torch::TensorOptions(torch::kFloat64).device(device_))};
   wait_for(group_->pg->allreduce(t), *this, "an allreduce");
   return t[0].item<double>();
 }
@@ -263,18 +189,23 @@ bool DataParallel::any(bool flag) { return sum(flag ? 1.0 : 0.0) > 0; }
 
 void DataParallel::check_same(const std::string& what, const std::string& text) {
   // Rank 0's text to every rank: its length, then its bytes (as float64,
-  // the type every collective here already uses; the texts are short).
+  // the type every collective here already uses; the texts are short),
+  // written and read on the host, broadcast on the group's device.
+  const auto on_device = torch::TensorOptions(torch::kFloat64).device(device_);
   std::vector<torch::Tensor> length = {
-      torch::full({1}, static_cast<double>(text.size()), torch::kFloat64)};
+      torch::full({1}, static_cast<double>(text.size()), on_device)};
   wait_for(group_->pg->broadcast(length), *this, "the broadcast of rank 0's " + what);
   const auto n = static_cast<int64_t>(length[0].item<double>());
-  std::vector<torch::Tensor> bytes = {torch::zeros({std::max<int64_t>(n, 1)}, torch::kFloat64)};
+  torch::Tensor host = torch::zeros({std::max<int64_t>(n, 1)}, torch::kFloat64);
   if (rank() == 0) {
-    for (int64_t i = 0; i < n; ++i) bytes[0][i] = static_cast<unsigned char>(text[i]);
+    double* h = host.data_ptr<double>();
+    for (int64_t i = 0; i < n; ++i) h[i] = static_cast<unsigned char>(text[i]);
   }
+  std::vector<torch::Tensor> bytes = {host.to(device_)};
   wait_for(group_->pg->broadcast(bytes), *this, "the broadcast of rank 0's " + what);
+  host = bytes[0].to(torch::kCPU);
   std::string first(static_cast<size_t>(n), '\0');
-  const double* b = bytes[0].data_ptr<double>();
+  const double* b = host.data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) first[i] = static_cast<char>(static_cast<int>(b[i]));
   const bool differs = first != text;
   if (!any(differs)) return;

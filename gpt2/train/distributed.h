@@ -1,13 +1,14 @@
 #pragma once
 /// Data-parallel training on PyTorch's own distributed engine, c10d: a
 /// TCPStore for the rendezvous (rank 0 serves it at MASTER_ADDR:MASTER_PORT,
-/// as torchrun's env:// convention has it) and a Gloo process group for the
-/// collectives. Every rank holds the whole model; gradients are averaged
-/// after backward in ~25 MB buckets (DDP's default bucket size), so the
-/// weights stay identical on every rank. The c10d headers stay in the .cpp,
-/// so this header needs neither Gloo nor USE_C10D_GLOO. Where a process
-/// sits in the run is read from the variables torchrun sets (DistEnv),
-/// checked before any socket is opened.
+/// as torchrun's env:// convention has it) and a process group for the
+/// collectives: Gloo when the model is on the CPU, NCCL when it is on a CUDA
+/// GPU and this build has NCCL (has_nccl()). Every rank holds the whole
+/// model; gradients are averaged after backward in ~25 MB buckets (DDP's
+/// default bucket size), so the weights stay identical on every rank. The
+/// c10d, Gloo and CUDA headers stay in the .cpp files, so this header needs
+/// none of them. Where a process sits in the run is read from the variables
+/// torchrun sets (DistEnv), checked before any socket is opened.
 
 #include <torch/types.h>
 
@@ -53,17 +54,35 @@ struct DistEnv {
 
   /// Whether this is one rank of several.
   bool distributed() const { return world_size > 1; }
+  /// Whether this process joins a process group: one rank of several, or
+  /// the one rank of a launcher's world of one (read with group_of_one),
+  /// which has a rendezvous address.
+  bool in_group() const { return distributed() || !master_addr.empty(); }
 };
 
 /// The environment variable named, or nullptr: std::getenv by default.
 using GetEnv = std::function<const char*(const char*)>;
 
-/// Reads DistEnv from the environment. WORLD_SIZE unset or 1 gives a
-/// single-process DistEnv. Otherwise RANK, MASTER_ADDR and MASTER_PORT are
-/// required (LOCAL_RANK and LOCAL_WORLD_SIZE default to RANK and
-/// WORLD_SIZE); throws DistributedError naming a variable that is missing,
-/// not an integer, or out of range, and a MASTER_ADDR that does not resolve.
-DistEnv read_dist_env(const GetEnv& getenv = {});
+/// Reads DistEnv from the environment. WORLD_SIZE unset gives a
+/// single-process DistEnv, and so does WORLD_SIZE 1 unless `group_of_one`
+/// and MASTER_ADDR is set (torchrun --nproc_per_node 1 sets it): that world
+/// of one is read in full, so that its rank can form a group of one.
+/// Otherwise RANK, MASTER_ADDR and MASTER_PORT are required (LOCAL_RANK and
+/// LOCAL_WORLD_SIZE default to RANK and WORLD_SIZE); throws
+/// DistributedError naming a variable that is missing, not an integer, or
+/// out of range, and a MASTER_ADDR that does not resolve.
+DistEnv read_dist_env(const GetEnv& getenv = {}, bool group_of_one = false);
+
+/// Whether this build of the library has NCCL: gpt2/CMakeLists.txt found
+/// ProcessGroupNCCL in a LibTorch built with CUDA and NCCL (PyPI's CUDA
+/// torch is; Debian's CPU-only LibTorch is not).
+bool has_nccl();
+
+/// The c10d backend for collectives on `device`: "gloo" for the CPU, "nccl"
+/// for a CUDA GPU when `nccl` (this build's has_nccl() by default). Throws
+/// DistributedError for a CUDA GPU without NCCL, naming the LibTorch, and
+/// for any other device kind.
+std::string process_group_backend(const torch::Device& device, bool nccl = has_nccl());
 
 /// What the gradient averaging did, summed over the run so far.
 struct SyncStats {
@@ -76,22 +95,29 @@ struct SyncStats {
   double seconds = 0;
 };
 
-/// One rank's membership of a Gloo process group, and the collectives the
-/// trainer needs. Every rank must make the same calls in the same order.
-/// Collective failures (a peer that died, or no answer within the timeout)
-/// throw DistributedError.
+/// One rank's membership of a process group (Gloo or NCCL), and the
+/// collectives the trainer needs. Every rank must make the same calls in
+/// the same order. Collective failures that c10d reports (on Gloo: a peer
+/// that died, or no answer within the timeout) throw DistributedError; on
+/// NCCL a dead or hung peer is left to c10d's NCCL watchdog, which PyTorch
+/// documents as ending the process once a collective passes the timeout.
 class DataParallel {
  public:
   /// PyTorch DDP's default bucket cap: 25 MB.
   static constexpr int64_t kBucketBytes = 25 * 1024 * 1024;
 
-  /// Joins the group `env` describes: rank 0 serves the store (unless the
-  /// launcher does), every rank waits at most `timeout` for the others to
-  /// join and, later, for each collective. Gradients go in buckets of at
-  /// most `bucket_bytes`. Throws DistributedError when the store cannot be
-  /// served or reached or the group does not form in time.
+  /// Joins the group `env` describes (env.in_group()): rank 0 serves the
+  /// store (unless the launcher does), every rank waits at most `timeout`
+  /// for the others to join and, later, for each collective. Gradients go
+  /// in buckets of at most `bucket_bytes`. The collectives run on `device`,
+  /// where the model is: Gloo for the CPU, NCCL for a CUDA GPU (cuda without
+  /// an index means cuda:LOCAL_RANK), which becomes this process's current
+  /// CUDA device. Throws DistributedError for a device without a process
+  /// group here (process_group_backend) or a GPU this machine lacks, before
+  /// any socket is opened; when the store cannot be served or reached; or
+  /// when the group does not form in time.
   DataParallel(const DistEnv& env, std::chrono::milliseconds timeout,
-               int64_t bucket_bytes = kBucketBytes);
+               int64_t bucket_bytes = kBucketBytes, const torch::Device& device = torch::kCPU);
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
@@ -103,6 +129,9 @@ class DataParallel {
   const DistEnv& env() const { return env_; }
   /// The collective timeout.
   std::chrono::milliseconds timeout() const { return timeout_; }
+  /// Where the collectives run, and on what: "gloo" or "nccl".
+  const torch::Device& device() const { return device_; }
+  const std::string& backend() const { return backend_; }
 
   /// Overwrites `tensors` on every rank with rank 0's values (bucketed
   /// broadcast), so that all ranks start from rank 0's weights.
@@ -113,7 +142,8 @@ class DataParallel {
   /// call and on every rank. Returns the mean of `value` over the ranks
   /// (the step's loss), reduced in double beside the buckets.
   double average_gradients(const std::vector<torch::Tensor>& tensors, double value);
-  /// Sum of `value` over the ranks, in double.
+  /// Sum of `value` over the ranks, in double (a host value, taken to the
+  /// group's device for the collective and back).
   double sum(double value);
   /// Whether `flag` is true on any rank (to stop all ranks at the same step).
   bool any(bool flag);
@@ -131,6 +161,8 @@ class DataParallel {
   DistEnv env_;
   std::chrono::milliseconds timeout_;
   int64_t bucket_bytes_;
+  torch::Device device_;
+  std::string backend_;
   std::unique_ptr<Group> group_;
   SyncStats stats_;
 };

@@ -22,17 +22,12 @@
 #include "gpt2/train/dataset.h"
 #include "gpt2/train/optim.h"
 #include "gpt2/train/trainer.h"
+#include "gpu/need_cuda.h"
 #include "io/io_test_util.h"
 #include "test_util.h"
 
 namespace gpt2 {
 namespace {
-
-#define NEED_CUDA()                                                                      \
-  if (!torch::cuda::is_available()) {                                                    \
-    GTEST_SKIP() << "no CUDA GPU here (torch::cuda::is_available() is false): this test " \
-                    "runs on a GPU machine (tests/gpu/run.sh)";                           \
-  }
 
 const torch::Device kCuda(torch::kCUDA, 0);
 

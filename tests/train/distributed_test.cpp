@@ -1,8 +1,12 @@
 // Data-parallel pieces: torchrun's variables, the buckets, the shared batch
-// stream, and the collectives of two ranks (two threads of this process, a
-// real TCPStore and Gloo group on 127.0.0.1).
+// stream, the backend a device takes, and the collectives of two ranks (two
+// threads of this process, a real TCPStore and Gloo group on 127.0.0.1) and
+// of a group of one.
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
 
+#include <chrono>
 #include <fstream>
 #include <future>
 #include <map>
@@ -35,6 +39,20 @@ std::string error_of(const std::map<std::string, std::string>& vars) {
 TEST(DistEnv, SingleProcessWhenWorldSizeIsUnsetOrOne) {
   EXPECT_FALSE(read_dist_env(env_of({})).distributed());
   EXPECT_FALSE(read_dist_env(env_of({{"WORLD_SIZE", "1"}, {"RANK", "7"}})).distributed());
+}
+
+TEST(DistEnv, ALaunchersWorldOfOneIsAGroupOnlyWhenAskedFor) {
+  const std::map<std::string, std::string> one = {{"WORLD_SIZE", "1"}, {"RANK", "0"},
+                                                  {"MASTER_ADDR", "127.0.0.1"},
+                                                  {"MASTER_PORT", "29501"}};
+  EXPECT_FALSE(read_dist_env(env_of(one)).in_group());
+  const DistEnv e = read_dist_env(env_of(one), /*group_of_one=*/true);
+  EXPECT_TRUE(e.in_group());
+  EXPECT_FALSE(e.distributed());
+  EXPECT_EQ(e.world_size, 1);
+  EXPECT_EQ(e.master_port, 29501);
+  // Without a rendezvous address there is no group to form.
+  EXPECT_FALSE(read_dist_env(env_of({{"WORLD_SIZE", "1"}, {"RANK", "0"}}), true).in_group());
 }
 
 TEST(DistEnv, ReadsTorchrunsVariables) {
@@ -76,6 +94,39 @@ TEST(DistEnv, BadOrMissingVariablesAreNamedWithTheirValues) {
                       {"MASTER_PORT", "29500"}})
                 .find("MASTER_ADDR 'no-such-host.invalid' does not resolve"),
             std::string::npos);
+}
+
+TEST(ProcessGroupBackend, GlooOnTheCpuNcclOnCudaWhereTheBuildHasIt) {
+  for (const bool nccl : {false, true}) {
+    EXPECT_EQ(process_group_backend(torch::kCPU, nccl), "gloo");
+  }
+  EXPECT_EQ(process_group_backend(torch::Device(torch::kCUDA, 1), true), "nccl");
+  try {
+    process_group_backend(torch::Device(torch::kCUDA, 1), false);
+    ADD_FAILURE() << "a GPU without NCCL was accepted";
+  } catch (const DistributedError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("data-parallel training on cuda:1 runs on NCCL, and this LibTorch (" +
+                        std::string(TORCH_VERSION) + ") has no NCCL"),
+              std::string::npos) << what;
+  }
+  EXPECT_THROW(process_group_backend(torch::kMeta, true), DistributedError);
+}
+
+// A CUDA group in a build without NCCL, or on a machine without a GPU, is
+// refused before rank 0 serves the store: at once, not after waiting for a
+// peer that never comes.
+TEST(DataParallel, ACudaGroupWithoutNcclOrAGpuIsRefusedBeforeAnySocket) {
+  if (has_nccl() && torch::cuda::is_available()) {
+    GTEST_SKIP() << "NCCL and a GPU here (tests/gpu/nccl_test.cpp forms such a group)";
+  }
+  DistEnv env;
+  env.world_size = env.local_world_size = 2;
+  env.master_addr = "127.0.0.1";
+  env.master_port = app::free_loopback_port();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(DataParallel(env, std::chrono::seconds(60), 64, torch::kCUDA), DistributedError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 TEST(Buckets, FillUpToTheCapInOrderAndABigTensorStandsAlone) {
@@ -144,6 +195,25 @@ TEST(DataParallel, TwoRanksGetRank0sValuesAndTheMeanGradientInEveryBucket) {
       EXPECT_TRUE(torch::equal(r->grads[i], torch::full_like(r->grads[i], mean))) << i;
     }
   }
+}
+
+// A launcher's world of one forms a group of one (the path one GPU runs on
+// NCCL, here on Gloo): its average is its own gradient, its sum its value.
+TEST(DataParallel, AGroupOfOneAveragesToItsOwnValues) {
+  DistEnv env;
+  env.master_addr = "127.0.0.1";
+  env.master_port = app::free_loopback_port();
+  DataParallel dp(env, std::chrono::seconds(20), 64);
+  EXPECT_EQ(dp.backend(), "gloo");
+  std::vector<torch::Tensor> ts = {torch::full({3, 4}, 2.0), torch::full({5}, 3.0)};
+  ts[0].mutable_grad() = torch::full_like(ts[0], 7.0);
+  dp.broadcast(ts);
+  EXPECT_DOUBLE_EQ(dp.average_gradients(ts, 0.25), 0.25);
+  EXPECT_TRUE(torch::equal(ts[0].grad(), torch::full_like(ts[0], 7.0)));
+  EXPECT_TRUE(torch::equal(ts[1].grad(), torch::zeros_like(ts[1])));
+  EXPECT_TRUE(torch::equal(ts[1], torch::full_like(ts[1], 3.0)));
+  EXPECT_DOUBLE_EQ(dp.sum(1.5), 1.5);
+  dp.check_same("recipe", "the same text");
 }
 
 }  // namespace

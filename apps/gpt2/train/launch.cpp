@@ -80,21 +80,15 @@ std::vector<std::string> without_nproc(const std::vector<std::string>& args) {
   return out;
 }
 
-void check_launch(double dist_timeout, int64_t nproc, const DistEnv& env,
-                  const torch::Device& device, const std::string& device_flag) {
+void check_launch(double dist_timeout, int64_t nproc, const DistEnv& env) {
   if (!(dist_timeout > 0 && dist_timeout <= 1e6)) {
     throw ConfigError(
         fmt::format("--dist-timeout must be in (0, 1e6] seconds, got {}", dist_timeout));
   }
-  if (nproc > 1 && env.distributed()) {
+  if (nproc > 1 && env.in_group()) {
     throw ConfigError(fmt::format("--nproc {} starts its own workers, but this process is already "
                                   "rank {} of {} (WORLD_SIZE is set by a launcher); drop one",
                                   nproc, env.rank, env.world_size));
-  }
-  if ((nproc > 1 || env.distributed()) && !device.is_cpu()) {
-    throw ConfigError(fmt::format("--device {} with {} ranks: data-parallel training runs on CPUs "
-                                  "(Gloo) in this release; train on one GPU, or drop --device",
-                                  device_flag, nproc > 1 ? nproc : env.world_size));
   }
 }
 

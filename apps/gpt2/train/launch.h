@@ -8,17 +8,14 @@
 #include <string>
 #include <vector>
 
-#include <torch/types.h>
-
 #include "gpt2/train/distributed.h"
 
 namespace gpt2::app {
 
 /// ConfigError, before any worker starts, for --dist-timeout outside
-/// (0, 1e6] seconds, --nproc in a process a launcher already made a rank,
-/// and data-parallel training off the CPU (`device_flag` as given).
-void check_launch(double dist_timeout, int64_t nproc, const DistEnv& env,
-                  const torch::Device& device, const std::string& device_flag);
+/// (0, 1e6] seconds and --nproc in a process a launcher already made a rank
+/// (the device is rank_device's to check, train_ranks.h).
+void check_launch(double dist_timeout, int64_t nproc, const DistEnv& env);
 
 /// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick
 /// for port 0). Whoever binds it next may race another program for it, as

@@ -58,18 +58,21 @@ std::string duration(double s) {
 
 int run_train(const TrainFlags& flags) {
   keep_freed_memory();
-  const torch::Device device = device_from_flag(flags.device);  // before any worker starts
+  // Before any worker starts: the run's place, then the device. A
+  // launcher's world of one on a GPU forms a group of one where NCCL is,
+  // so that one GPU runs the data-parallel path.
+  const DistEnv env = read_dist_env({}, is_cuda_flag(flags.device) && has_nccl());
+  check_launch(flags.dist_timeout, flags.nproc, env);
+  const torch::Device device = rank_device(flags.device, flags.nproc, env);
   const torch::ScalarType dtype = dtype_from_flag(flags.dtype);
   // As nanoGPT's train.py: float32 products on a GPU may use TF32. The
   // command asks for it; the library never sets it.
   if (device.is_cuda()) at::globalContext().setFloat32MatmulPrecision("high");
-  const DistEnv env = read_dist_env();
-  check_launch(flags.dist_timeout, flags.nproc, env, device, flags.device);
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.dist_timeout * 1e3));
   if (flags.nproc > 1) {
     return launch_local_workers(flags.nproc, without_nproc(own_command_line()), timeout);
   }
-  const std::shared_ptr<DataParallel> dp = join_run(env, timeout);
+  const std::shared_ptr<DataParallel> dp = join_run(env, timeout, device);
   // Rank 0 alone writes files and tells the story; the others print their
   // start and end lines and errors.
   const bool lead = !dp || dp->rank() == 0;
