@@ -58,7 +58,12 @@ TEST(Optim, AdamWStepMovesTiedMatrixOnce) {
 
   optimizer->step();
   single.step();
-  EXPECT_TRUE(torch::equal(model->lm_head->weight, oracle));
+  // One update moves each element by about lr = 1e-2 (Adam's first step is
+  // lr times the gradient's sign), a second one as much again; torch's
+  // fused kernel (2.4+) and its ops round differently, by a few ulps of
+  // weights near 0.02 (1e-9): 1e-6 tells one update from two.
+  EXPECT_TRUE(torch::allclose(model->lm_head->weight, oracle, 0, 1e-6))
+      << (model->lm_head->weight - oracle).abs().max().item<double>();
   EXPECT_TRUE(model->lm_head->weight.is_same(model->transformer->wte->weight));
 }
 
