@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <map>
-#include <variant>
 #include <ostream>
+#include <variant>
 
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
@@ -21,13 +21,19 @@ namespace {
 using detail::PickleWriter;
 
 void value(PickleWriter& w, const StoredValue& v) {
-  std::visit([&](const auto& x) {
-    using T = std::decay_t<decltype(x)>;
-    if constexpr (std::is_same_v<T, int64_t>) w.integer(x);
-    else if constexpr (std::is_same_v<T, bool>) w.boolean(x);
-    else if constexpr (std::is_same_v<T, double>) w.real(x);
-    else w.string(x);
-  }, v);
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, int64_t>)
+          w.integer(x);
+        else if constexpr (std::is_same_v<T, bool>)
+          w.boolean(x);
+        else if constexpr (std::is_same_v<T, double>)
+          w.real(x);
+        else
+          w.string(x);
+      },
+      v);
 }
 
 const StoredValue* find(const StoredFields& fields, const char* key) {
@@ -125,8 +131,10 @@ std::vector<std::string> save_nanogpt(const std::string& path, const GPTImpl& mo
                                       const NanoGPTRun& run, const torch::optim::AdamW* optimizer) {
   std::vector<std::string> notes;
   if (model.config.gelu() != Gelu::kExact) {
-    notes.push_back(fmt::format("'{}': nanoGPT's MLP uses the exact GELU, this model the tanh "
-                                "approximation: nanoGPT's logits will differ slightly", path));
+    notes.push_back(
+        fmt::format("'{}': nanoGPT's MLP uses the exact GELU, this model the tanh "
+                    "approximation: nanoGPT's logits will differ slightly",
+                    path));
   }
   if (optimizer) {
     for (const auto& g : optimizer->param_groups()) {

@@ -41,7 +41,8 @@ const StoredValue* find(const StoredFields& config, const std::string& key) {
 // The value as the field's text, or ConfigError naming the key.
 std::string text(const Key& key, const StoredValue& v) {
   if (std::holds_alternative<int64_t>(v)) return std::to_string(std::get<int64_t>(v));
-  if (!key.integer && std::holds_alternative<double>(v)) return fmt::format("{}", std::get<double>(v));
+  if (!key.integer && std::holds_alternative<double>(v))
+    return fmt::format("{}", std::get<double>(v));
   throw ConfigError(fmt::format("nanoGPT config['{}'] is not {}", key.nanogpt,
                                 key.integer ? "an int" : "a number"));
 }

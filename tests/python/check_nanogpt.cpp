@@ -75,9 +75,11 @@ int main(int argc, char** argv) {
                (logits - e.at("logits")).abs().max().item<double>(), 0);
   }
   // Hostile files: typed errors, and nothing they name runs.
-  ok &= refuses<gpt2::FormatError>(dir + "/hostile_reduce.pt", "global posix.system is not allowed");
+  ok &=
+      refuses<gpt2::FormatError>(dir + "/hostile_reduce.pt", "global posix.system is not allowed");
   ok &= !std::filesystem::exists(dir + "/pwned");
-  ok &= refuses<gpt2::FormatError>(dir + "/hostile_global.pt", "global datetime.date is not allowed");
+  ok &=
+      refuses<gpt2::FormatError>(dir + "/hostile_global.pt", "global datetime.date is not allowed");
   ok &= refuses<gpt2::FormatError>(dir + "/hostile_truncated.pt", "hostile_truncated.pt");
   ok &= refuses<gpt2::CheckpointError>(dir + "/hostile_missing.pt", "not a nanoGPT checkpoint");
   ok &= refuses<gpt2::CheckpointError>(dir + "/hostile_shape.pt",
@@ -97,7 +99,8 @@ int main(int argc, char** argv) {
                             .warmup_steps(static_cast<int64_t>(number(cfg, "warmup_iters")))
                             .decay_steps(static_cast<int64_t>(number(cfg, "lr_decay_iters")));
   const auto x = e.at("x").to(torch::kLong), y = e.at("y").to(torch::kLong);
-  ok &= near("loss at resume (Python's)", model.forward(x, y).loss.item<double>(), e.at("loss_before").item<double>());
+  ok &= near("loss at resume (Python's)", model.forward(x, y).loss.item<double>(),
+             e.at("loss_before").item<double>());
   {
     torch::AutoGradMode grad(true);
     for (auto& group : opt->param_groups()) {
@@ -111,7 +114,7 @@ int main(int argc, char** argv) {
              e.at("loss_after").item<double>());
   // The library's own file reads back to the same model, bit for bit.
   auto back = gpt2::load_model(dir + "/from_cpp.pt");
-  ok &= near("from_cpp.pt max |logit - the saved model's|", (back(tokens).logits - logits_saved)
-             .abs().max().item<double>(), 0, 1e-30);
+  ok &= near("from_cpp.pt max |logit - the saved model's|",
+             (back(tokens).logits - logits_saved).abs().max().item<double>(), 0, 1e-30);
   return ok ? 0 : 1;
 }

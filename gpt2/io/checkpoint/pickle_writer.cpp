@@ -11,15 +11,24 @@ namespace {
 
 std::string storage_class(at::ScalarType dtype) {
   switch (dtype) {
-    case at::kFloat: return "FloatStorage";
-    case at::kDouble: return "DoubleStorage";
-    case at::kHalf: return "HalfStorage";
-    case at::kBFloat16: return "BFloat16Storage";
-    case at::kLong: return "LongStorage";
-    case at::kInt: return "IntStorage";
-    case at::kByte: return "ByteStorage";
-    case at::kBool: return "BoolStorage";
-    default: throw Error(fmt::format("no torch.save storage class for {}", c10::toString(dtype)));
+    case at::kFloat:
+      return "FloatStorage";
+    case at::kDouble:
+      return "DoubleStorage";
+    case at::kHalf:
+      return "HalfStorage";
+    case at::kBFloat16:
+      return "BFloat16Storage";
+    case at::kLong:
+      return "LongStorage";
+    case at::kInt:
+      return "IntStorage";
+    case at::kByte:
+      return "ByteStorage";
+    case at::kBool:
+      return "BoolStorage";
+    default:
+      throw Error(fmt::format("no torch.save storage class for {}", c10::toString(dtype)));
   }
 }
 
@@ -79,8 +88,8 @@ void PickleWriter::tensor(const at::Tensor& t) {
   if (fresh) {
     // Every byte from the CPU: the whole storage, copied there, so that
     // views (the tie) keep their offsets and strides.
-    storages_[it->second] = at::empty({0}, t.options()).set_(t.storage(), 0, {numel}, {1})
-                                .to(at::kCPU).contiguous();
+    storages_[it->second] =
+        at::empty({0}, t.options()).set_(t.storage(), 0, {numel}, {1}).to(at::kCPU).contiguous();
   }
   global("torch._utils", "_rebuild_tensor_v2");
   out_ += "((";

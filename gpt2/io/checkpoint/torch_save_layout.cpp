@@ -16,15 +16,20 @@ void TorchArchive::check_torch_save(const ZipRecord& data) {
     }
     const std::string_view rest = std::string_view(r.name).substr(prefix_.size());
     if (const auto problem = marker_problem(rest, r.size <= 64 ? zip_.read(r) : std::string())) {
-      if (r.size > 64) fail(fmt::format("record '{}' holds {} bytes, more than 64", r.name, r.size));
+      if (r.size > 64)
+        fail(fmt::format("record '{}' holds {} bytes, more than 64", r.name, r.size));
       if (!problem->empty()) fail(fmt::format("record '{}': {}", r.name, *problem));
       if (rest == "version" || rest == ".data/version") ++versions;
-    } else if (rest != "data.pkl" && !(rest.substr(0, 5) == "data/" && all_digits(rest.substr(5)))) {
-      fail(fmt::format("unexpected record '{}' (a torch.save archive holds data.pkl, data/N and "
-                       "version markers)", r.name));
+    } else if (rest != "data.pkl" &&
+               !(rest.substr(0, 5) == "data/" && all_digits(rest.substr(5)))) {
+      fail(
+          fmt::format("unexpected record '{}' (a torch.save archive holds data.pkl, data/N and "
+                      "version markers)",
+                      r.name));
     }
   }
-  if (versions != 1) fail(fmt::format("it has {} version records (version, .data/version), not 1", versions));
+  if (versions != 1)
+    fail(fmt::format("it has {} version records (version, .data/version), not 1", versions));
   root_ = read_pickle(zip_.read(data), path_, "data.pkl", PickleDialect::kTorchSave);
   check_tree(*root_, "data.pkl");
   check_storages_used();
