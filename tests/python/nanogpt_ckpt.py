@@ -34,6 +34,7 @@ import datetime
 import json
 import math
 import os
+import pickle
 import pickletools
 import struct
 import sys
@@ -268,9 +269,12 @@ ALLOWED_GLOBALS = {"collections OrderedDict", "torch._utils _rebuild_tensor_v2"}
 
 
 def load_weights_only(path):
-    import torch._weights_only_unpickler as wou
-    if hasattr(wou, "BINFLOAT"):  # torch >= 2.x
+    try:
         return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        # torch 1.13's reader lacks BINFLOAT (opcode 71); any other refusal fails.
+        if not torch.__version__.startswith("1.") or "Unsupported operand 71" not in str(e):
+            raise
     with zipfile.ZipFile(path) as z:
         pkl = [n for n in z.namelist() if n.endswith("/data.pkl")]
         assert len(pkl) == 1, z.namelist()

@@ -21,24 +21,32 @@ namespace gpt2::detail {
 /// Builds a pickle and the storages its tensors name.
 class PickleWriter {
  public:
+  /// Starts the pickle: PROTO 2.
   PickleWriter();
 
+  /// None.
   void none();
+  /// NEWTRUE / NEWFALSE.
   void boolean(bool v);
+  /// The shortest of BININT1, BININT2, BININT and LONG1.
   void integer(int64_t v);
   /// BINFLOAT, which torch 1.13's weights_only reader lacks (2.x has it).
   void real(double v);
+  /// BINUNICODE (the bytes as given: UTF-8).
   void string(std::string_view s);
   /// A tensor (any device and layout): its storage is written once however
   /// many tensors view it, as the bytes of a CPU copy.
   void tensor(const at::Tensor& t);
 
+  /// A dict: then key, value, ..., end_dict().
   void begin_dict();
-  /// collections.OrderedDict(), as a state dict is.
+  /// collections.OrderedDict(), as a state dict is; ended by end_dict().
   void begin_ordered_dict();
   void end_dict();
+  /// A list: then its items, end_list().
   void begin_list();
   void end_list();
+  /// A tuple: then its items, end_tuple().
   void begin_tuple();
   void end_tuple();
 
