@@ -159,10 +159,16 @@ NanoGPTCheckpoint load_nanogpt(const std::string& path, const NanoGPTReadOptions
       out.optimizer = detail::read_nanogpt_adamw(archive, *opt, config, tensors, problems);
     }
   }
+  if (const PValue* it = root.get("iter_num")) {
+    if (it->kind != Kind::kInt || it->i < 0) {
+      problems.push_back(fmt::format("iter_num is {}, not an int >= 0", it->kind == Kind::kInt
+                                                                            ? std::to_string(it->i)
+                                                                            : it->describe()));
+    }
+    out.run.iter_num = it->i;
+  }
   out.model = detail::build_and_load(config, detail::converted(tensors, dtype), dtype, path,
                                      std::move(problems));
-  if (const PValue* it = root.get("iter_num"); it && it->kind == Kind::kInt)
-    out.run.iter_num = it->i;
   if (const auto best = scalar(archive, root.get("best_val_loss"))) out.run.best_val_loss = *best;
   out.run.config = config_fields(root.get("config"), out.notes, path);
   out.nonfinite = nonfinite_report(*out.model);

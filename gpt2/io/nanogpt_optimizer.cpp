@@ -82,21 +82,30 @@ NanoGPTAdamW read_nanogpt_adamw(const detail::TorchArchive& archive, const PValu
       if (!s) continue;  // no step taken yet
       const PValue* m = s->kind == Kind::kDict ? s->get("exp_avg") : nullptr;
       const PValue* v = s->kind == Kind::kDict ? s->get("exp_avg_sq") : nullptr;
-      const auto step = s->kind == Kind::kDict ? scalar(archive, s->get("step")) : std::nullopt;
+      // A count: -1 when absent, refused below past 2^53 (not a count a float holds).
+      const double step =
+          s->kind == Kind::kDict ? scalar(archive, s->get("step")).value_or(-1) : -1;
       const auto found = weights.find(name);
       if (found == weights.end()) continue;  // the state-dict check names it
       const auto& want = found->second;
       const auto fits = [&](const PValue* t) {
         return t && t->kind == Kind::kTensor && t->tensor->sizes == want.sizes().vec();
       };
-      if (!fits(m) || !fits(v) || !step || *step < 0) {
+      if (!fits(m) || !fits(v) || !(step >= 0 && step <= 9007199254740992.0)) {
         problems.push_back(
             fmt::format("optimizer state {} (position {} of group {}, {}) is not "
                         "AdamW's step, exp_avg and exp_avg_sq of shape {}",
                         id.i, j, g, name, c10::str(want.sizes())));
         continue;
       }
-      out.state[name] = {static_cast<int64_t>(*step), archive.tensor(*m->tensor).clone(),
+      if (archive.damaged(*m->tensor) || archive.damaged(*v->tensor)) {
+        problems.push_back(
+            fmt::format("optimizer state for {}: a moment's zip record fails its "
+                        "CRC-32",
+                        name));
+        continue;
+      }
+      out.state[name] = {static_cast<int64_t>(step), archive.tensor(*m->tensor).clone(),
                          archive.tensor(*v->tensor).clone()};
     }
     out.groups.push_back(std::move(o));

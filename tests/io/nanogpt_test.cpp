@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "gpt2/io/checkpoint.h"
@@ -46,6 +47,17 @@ TEST(NanoGPT, SavedFileReadsBackBitExactWithTheTieOneStorage) {
   size_t storages = 0;
   for (const auto& r : zip.records()) storages += r.name.find("/data/") != std::string::npos;
   EXPECT_EQ(storages, model->unique_parameters().size() + 1);
+}
+
+TEST(NanoGPT, ModelsWithoutBiasesRoundTripAndTheFormatIsToldByTheBytes) {
+  testing::TempDir dir;
+  GPT model(nano_config().bias(false));
+  save_model(dir / "m.pt", *model, ModelSaveOptions().format(ModelFormat::kNanoGPT));
+  EXPECT_TRUE(testing::same_tensors(*load_model(dir / "m.pt"), testing::snapshot(*model)));
+  EXPECT_FALSE(load_model(dir / "m.pt")->config.bias());
+  std::filesystem::copy_file(dir / "m.pt", dir / "unnamed");
+  EXPECT_EQ(detect_model_format(dir / "unnamed"), ModelFormat::kNanoGPT);
+  EXPECT_EQ(model_format_from_string("nanogpt"), ModelFormat::kNanoGPT);
 }
 
 // A GPU run's ckpt.pt names 'cuda:0' as each storage's location; the
