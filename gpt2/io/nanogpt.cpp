@@ -90,12 +90,10 @@ StoredFields config_fields(const PValue* config, std::vector<std::string>& notes
   }
   return out;
 }
-}  // namespace
-
-NanoGPTCheckpoint load_nanogpt(const std::string& path, const NanoGPTReadOptions& options) {
-  require_regular_file(path);
-  detail::ModelFileBytes file = detail::model_file_bytes(path, options.mmap());
-  const std::string_view bytes = file.bytes;
+// Reads the ckpt.pt `path` names from its `bytes` (of `file`, whose views
+// the tensors may take).
+NanoGPTCheckpoint read(const std::string& path, std::string_view bytes, detail::ModelFileBytes file,
+                       const NanoGPTReadOptions& options) {
   const detail::TorchArchive archive(bytes, path, std::move(file), detail::ArchiveKind::kTorchSave);
   const PValue& root = archive.root();
   std::vector<std::string> problems;
@@ -174,6 +172,20 @@ NanoGPTCheckpoint load_nanogpt(const std::string& path, const NanoGPTReadOptions
   out.nonfinite = nonfinite_report(*out.model);
   for (const auto& n : out.nonfinite) out.notes.push_back(fmt::format("'{}': {}", path, n));
   return out;
+}
+
+}  // namespace
+
+NanoGPTCheckpoint load_nanogpt(const std::string& path, const NanoGPTReadOptions& options) {
+  require_regular_file(path);
+  detail::ModelFileBytes file = detail::model_file_bytes(path, options.mmap());
+  const std::string_view bytes = file.bytes;
+  return read(path, bytes, std::move(file), options);
+}
+
+NanoGPTCheckpoint load_nanogpt_bytes(std::string_view bytes, const std::string& name,
+                                     const NanoGPTReadOptions& options) {
+  return read(name, bytes, {}, options);
 }
 
 }  // namespace gpt2

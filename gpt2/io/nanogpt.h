@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpt2/fields/fields.h"
@@ -92,6 +93,12 @@ inline constexpr const char* kCompiledPrefix = "_orig_mod.";
 /// does not fit a parameter). Causal-mask buffers (`attn.bias`, which
 /// nanoGPT keeps on torch < 2.0) are dropped.
 NanoGPTCheckpoint load_nanogpt(const std::string& path, const NanoGPTReadOptions& options = {});
+
+/// load_nanogpt of a file already in memory (`bytes`, which need not outlive
+/// the call; options.mmap() does not apply), through the same gate; `name`
+/// stands for the path in messages. The fuzzer's entry point.
+NanoGPTCheckpoint load_nanogpt_bytes(std::string_view bytes, const std::string& name,
+                                     const NanoGPTReadOptions& options = {});
 
 /// The names nanoGPT's configure_optimizers puts in its decay (dim >= 2)
 /// and no-decay groups, in named_parameters() order, the tied matrix once
