@@ -36,9 +36,12 @@ bool convert_run_to_nanogpt(const std::string& in, const std::string& to, std::o
   NanoGPTRun run{c.step, record.best_val_step >= 0 ? record.best_val_loss : 1e9,
                  nanogpt_config(options, c.model->config,
                                 std::filesystem::path(record.data_dir).filename().string())};
-  for (const auto& note : save_nanogpt(to, *c.model, run, opt.get())) fmt::print(out, "note      {}\n", note);
+  for (const auto& note : save_nanogpt(to, *c.model, run, opt.get())) {
+    fmt::print(out, "note      {}\n", note);
+  }
   fmt::print(out, "read      {} (checkpoint, step {}, with optimizer state)\n", in, c.step);
-  fmt::print(out, "wrote     {} (nanogpt, iter_num {}, AdamW state in nanoGPT's two groups)\n", to, c.step);
+  fmt::print(out, "wrote     {} (nanogpt, iter_num {}, AdamW state in nanoGPT's two groups)\n", to,
+             c.step);
   fmt::print(out, "model     {}\n", to_string(c.model->config));
   return true;
 }
@@ -50,8 +53,9 @@ int run_convert(const ConvertFlags& flags, std::ostream& out) {
   // training state; a folder's weights onto themselves, the folder.
   refuse_writing_over_inputs(flags.out, {{flags.in, "the model converted"}});
   const bool to_nanogpt = flags.to == to_string(ModelFormat::kNanoGPT);
-  const bool from_checkpoint = flags.from.empty() ? detect_model_format(flags.in) == ModelFormat::kCheckpoint
-                                                  : flags.from == to_string(ModelFormat::kCheckpoint);
+  const bool from_checkpoint = flags.from.empty()
+                                   ? detect_model_format(flags.in) == ModelFormat::kCheckpoint
+                                   : flags.from == to_string(ModelFormat::kCheckpoint);
   if (to_nanogpt && from_checkpoint && convert_run_to_nanogpt(flags.in, flags.out, out)) return 0;
   ModelSourceOptions source;
   source.n_head(flags.n_head);

@@ -73,7 +73,9 @@ ModelFormat detect_model_format(const std::string& path) {
   const std::string ext = p.extension().string();
   if (fs::is_directory(p) || ext == ".safetensors" || path.back() == '/') return ModelFormat::kSafetensors;
   if (ext == ".bin") return ModelFormat::kLlmc;
-  if (ext == ".pt") return is_torch_save_zip(path) ? ModelFormat::kNanoGPT : ModelFormat::kCheckpoint;
+  if (ext == ".pt") {
+    return is_torch_save_zip(path) ? ModelFormat::kNanoGPT : ModelFormat::kCheckpoint;
+  }
   // Told by the first bytes: llm.c's magic, or a safetensors header length
   // (8 bytes, little-endian) followed by '{'; anything else is read as a
   // checkpoint, whose reader names the file if it is not one.

@@ -174,7 +174,8 @@ bool Reader::saved_from(const std::string& location) const {
   if (location == "cpu") return true;
   if (!torch_save()) return false;
   if (location == "cuda" || location == "mps") return true;
-  const std::string_view digits = std::string_view(location).substr(std::min<size_t>(5, location.size()));
+  const std::string_view digits =
+      std::string_view(location).substr(std::min<size_t>(5, location.size()));
   return location.rfind("cuda:", 0) == 0 && !digits.empty() && digits.size() <= 4 &&
          digits.find_first_not_of("0123456789") == std::string_view::npos;
 }
