@@ -4,18 +4,59 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
+#include "gpt2/fields/table.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/io/checkpoint.h"
 #include "gpt2/io/model_source.h"
+#include "gpt2/io/nanogpt.h"
+#include "gpt2/train/nanogpt_run.h"
+#include "gpt2/train/optim.h"
+#include "gpt2/train/trainer.h"
 
 namespace gpt2::app {
+namespace {
+
+// A `gpt2 train` checkpoint with its optimizer, as nanoGPT's ckpt.pt: the
+// AdamW state, the step as iter_num, best val and the recipe as config.
+// False (nothing written) for a checkpoint without that training state.
+bool convert_run_to_nanogpt(const std::string& in, const std::string& to, std::ostream& out) {
+  const Checkpoint c = load_checkpoint(in);
+  if (!c.has_optimizer_state || c.train_options.empty()) return false;
+  TrainOptions options;
+  load_fields(options, c.train_options);
+  const TrainRecord record = parse_train_record(c, in);
+  auto opt = configure_optimizers(*c.model, torch::optim::AdamWOptions(options.lr())
+                                                .betas({options.beta1(), options.beta2()})
+                                                .weight_decay(options.weight_decay()));
+  load_optimizer_state(in, *opt);
+  NanoGPTRun run{c.step, record.best_val_step >= 0 ? record.best_val_loss : 1e9,
+                 nanogpt_config(options, c.model->config,
+                                std::filesystem::path(record.data_dir).filename().string())};
+  for (const auto& note : save_nanogpt(to, *c.model, run, opt.get())) {
+    fmt::print(out, "note      {}\n", note);
+  }
+  fmt::print(out, "read      {} (checkpoint, step {}, with optimizer state)\n", in, c.step);
+  fmt::print(out, "wrote     {} (nanogpt, iter_num {}, AdamW state in nanoGPT's two groups)\n", to,
+             c.step);
+  fmt::print(out, "model     {}\n", to_string(c.model->config));
+  return true;
+}
+
+}  // namespace
 
 int run_convert(const ConvertFlags& flags, std::ostream& out) {
   // A checkpoint converted onto itself would lose its optimizer and
   // training state; a folder's weights onto themselves, the folder.
   refuse_writing_over_inputs(flags.out, {{flags.in, "the model converted"}});
+  const bool to_nanogpt = flags.to == to_string(ModelFormat::kNanoGPT);
+  const bool from_checkpoint = flags.from.empty()
+                                   ? detect_model_format(flags.in) == ModelFormat::kCheckpoint
+                                   : flags.from == to_string(ModelFormat::kCheckpoint);
+  if (to_nanogpt && from_checkpoint && convert_run_to_nanogpt(flags.in, flags.out, out)) return 0;
   ModelSourceOptions source;
   source.n_head(flags.n_head);
   if (!flags.from.empty()) source.format(model_format_from_string(flags.from));
@@ -36,11 +77,12 @@ int run_convert(const ConvertFlags& flags, std::ostream& out) {
 void add_convert_command(CLI::App& app, int* rc) {
   auto flags = std::make_shared<ConvertFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "convert", "Convert a model between gpt2 checkpoints (.pt), Hugging Face safetensors "
-                 "(.safetensors or a folder) and llm.c files (.bin)");
+      "convert", "Convert a model between gpt2 checkpoints (.pt), nanoGPT's ckpt.pt, Hugging "
+                 "Face safetensors (.safetensors or a folder) and llm.c files (.bin)");
   cmd->add_option("IN", flags->in, "Model to read")->required();
   cmd->add_option("OUT", flags->out, "Where to write it")->required();
-  const std::vector<std::string> formats = {"checkpoint", "safetensors", "llmc"};
+  std::vector<std::string> formats;
+  for (const auto& [format, name] : names<ModelFormat>()) formats.push_back(name);
   cmd->add_option("--from", flags->from, "Format of IN (default: told by its name)")
       ->check(CLI::IsMember(formats));
   cmd->add_option("--to", flags->to, "Format of OUT (default: told by its name)")

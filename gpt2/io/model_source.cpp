@@ -9,16 +9,38 @@
 #include <filesystem>
 
 #include "gpt2/error.h"
+#include "gpt2/file/mapped_file.h"
 #include "gpt2/file/read_file.h"
+#include "gpt2/io/checkpoint/zip_reader.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/hf_gpt2.h"
 #include "gpt2/io/llmc.h"
+#include "gpt2/io/nanogpt.h"
 #include "gpt2/io/state_dict.h"
 
 namespace gpt2 {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A zip as Python's torch.save writes it: data.pkl, no constants.pkl or
+// code/ (a TorchScript archive has both). Anything the zip layer refuses is
+// left to the checkpoint reader to name.
+bool is_torch_save_zip(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  try {
+    const detail::MappedFile file(path);
+    const detail::ZipReader zip(file.bytes(), path);
+    if (zip.records().empty()) return false;
+    const std::string& first = zip.records().front().name;
+    const std::string prefix = first.substr(0, first.find('/') + 1);
+    return zip.find(prefix + "data.pkl") && !zip.find(prefix + "constants.pkl") &&
+           !zip.find(prefix + "code/__torch__.py");
+  } catch (const Error&) {
+    return false;
+  }
+}
 
 }  // namespace
 
@@ -27,7 +49,8 @@ const std::vector<std::pair<ModelFormat, std::string>>& names<ModelFormat>() {
   static const std::vector<std::pair<ModelFormat, std::string>> kNames = {
       {ModelFormat::kCheckpoint, "checkpoint"},
       {ModelFormat::kSafetensors, "safetensors"},
-      {ModelFormat::kLlmc, "llmc"}};
+      {ModelFormat::kLlmc, "llmc"},
+      {ModelFormat::kNanoGPT, "nanogpt"}};
   return kNames;
 }
 
@@ -50,7 +73,9 @@ ModelFormat detect_model_format(const std::string& path) {
   const std::string ext = p.extension().string();
   if (fs::is_directory(p) || ext == ".safetensors" || path.back() == '/') return ModelFormat::kSafetensors;
   if (ext == ".bin") return ModelFormat::kLlmc;
-  if (ext == ".pt") return ModelFormat::kCheckpoint;
+  if (ext == ".pt") {
+    return is_torch_save_zip(path) ? ModelFormat::kNanoGPT : ModelFormat::kCheckpoint;
+  }
   // Told by the first bytes: llm.c's magic, or a safetensors header length
   // (8 bytes, little-endian) followed by '{'; anything else is read as a
   // checkpoint, whose reader names the file if it is not one.
@@ -63,7 +88,7 @@ ModelFormat detect_model_format(const std::string& path) {
   uint64_t header = 0;
   for (int i = 7; i >= 0; --i) header = (header << 8) | static_cast<unsigned char>(head[i]);
   if (head[8] == '{' && header < file.size()) return ModelFormat::kSafetensors;
-  return ModelFormat::kCheckpoint;
+  return is_torch_save_zip(path) ? ModelFormat::kNanoGPT : ModelFormat::kCheckpoint;
 }
 
 LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& options) {
@@ -85,8 +110,15 @@ LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& o
     case ModelFormat::kLlmc:
       out.model = load_llmc(path, LoadOptions().mmap(options.mmap()));
       break;
+    case ModelFormat::kNanoGPT: {
+      NanoGPTCheckpoint c = load_nanogpt(path, NanoGPTReadOptions().mmap(options.mmap()));
+      out.model = c.model;
+      out.notes = c.notes;
+      nonfinite = c.nonfinite;
+      break;
+    }
   }
-  if (out.format != ModelFormat::kCheckpoint) {
+  if (out.format != ModelFormat::kCheckpoint && out.format != ModelFormat::kNanoGPT) {
     nonfinite = nonfinite_report(*out.model);
     for (const auto& note : nonfinite) out.notes.push_back(fmt::format("'{}': {}", path, note));
   }
@@ -123,6 +155,9 @@ ModelFormat save_model(const std::string& path, const GPTImpl& model,
       break;
     case ModelFormat::kLlmc:
       save_llmc(path, model, options.llmc_dtype());
+      break;
+    case ModelFormat::kNanoGPT:
+      save_nanogpt(path, model);
       break;
   }
   return format;

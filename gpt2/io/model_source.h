@@ -1,9 +1,10 @@
 #pragma once
 /// One entry point for every weight file this library reads and writes:
-/// gpt2 checkpoints (`.pt`), Hugging Face safetensors (a `.safetensors`
-/// file or a folder with `model.safetensors` and `config.json`) and llm.c
-/// model files (`.bin`). Commands that take a model (`generate`, `export`,
-/// `convert`) load it with load_model.
+/// gpt2 checkpoints (`.pt`), nanoGPT's `ckpt.pt` (Python's torch.save),
+/// Hugging Face safetensors (a `.safetensors` file or a folder with
+/// `model.safetensors` and `config.json`) and llm.c model files (`.bin`).
+/// Commands that take a model (`generate`, `eval`, `serve`, `inspect`,
+/// `export`, `convert`, `train --init-from`) load it with load_model.
 ///
 /// Also what every reader shares: LoadOptions (whether the weights stay in
 /// the file's pages), and the size check for models made from files and
@@ -97,10 +98,11 @@ enum class ModelFormat {
   kCheckpoint,   ///< gpt2's TorchScript checkpoint (checkpoint.h)
   kSafetensors,  ///< Hugging Face GPT-2 (hf_gpt2.h)
   kLlmc,         ///< llm.c's model file (llmc.h)
+  kNanoGPT,      ///< nanoGPT's ckpt.pt, Python's torch.save (nanogpt.h)
 };
 
 /// The spellings (names<Enum>() in gpt2/fields/fields.h): "checkpoint",
-/// "safetensors", "llmc", the command's --from/--to; "float32",
+/// "safetensors", "llmc", "nanogpt", the command's --from/--to; "float32",
 /// "bfloat16" for llm.c's two versions.
 template <>
 const std::vector<std::pair<ModelFormat, std::string>>& names<ModelFormat>();
@@ -113,9 +115,11 @@ ModelFormat model_format_from_string(const std::string& name);
 
 /// The format of `path` by its name: a folder or `.safetensors` is
 /// safetensors (so is a path ending in `/`), `.bin` llm.c, `.pt` a
-/// checkpoint. Any other name is told by the file's first bytes (llm.c's
-/// magic, a safetensors header, else a checkpoint); FileError if it is not
-/// a regular file that can be read (missing, a FIFO, a device...).
+/// checkpoint, or nanoGPT's where the file is a zip that Python's
+/// torch.save wrote (data.pkl without constants.pkl or code/). Any other
+/// name is told by the file's bytes (llm.c's magic, a safetensors header,
+/// a torch.save zip, else a checkpoint); FileError if it is not a regular
+/// file that can be read (missing, a FIFO, a device...).
 ModelFormat detect_model_format(const std::string& path);
 
 /// How to read a model file.
@@ -162,7 +166,8 @@ struct ModelSaveOptions {
 };
 
 /// Writes `model` to `path` in the chosen format (weights only for a
-/// checkpoint), atomically. Returns the format written. Without a format,
+/// checkpoint; nanoGPT's dict with an empty optimizer state and iter_num 0
+/// for kNanoGPT, which a `.pt` name never chooses), atomically. Returns the format written. Without a format,
 /// a path that does not exist must say it by its name (.pt, .safetensors or
 /// a trailing /, .bin): ConfigError otherwise, before anything is written.
 ModelFormat save_model(const std::string& path, const GPTImpl& model,

@@ -206,6 +206,18 @@ void Trainer::restore(const Checkpoint& checkpoint, const std::string& path) {
   best_val_step_ = record.best_val_step;
 }
 
+void Trainer::restore(const NanoGPTCheckpoint& checkpoint, const std::string& path) {
+  if (!checkpoint.optimizer) {
+    throw CheckpointError(fmt::format("nanoGPT checkpoint '{}' was read without its optimizer", path));
+  }
+  restore_nanogpt_optimizer(*checkpoint.optimizer, *model, *optimizer_, path);
+  step_ = checkpoint.run.iter_num;
+  seed_generator(dropout_generator(device_), dropout_seed(options_.seed(), dp_ ? dp_->rank() : 0, step_));
+  // train.py's best_val_loss is 1e9 before any eval, else the one its save followed.
+  best_val_step_ = checkpoint.run.best_val_loss < 1e9 ? step_ : -1;
+  if (best_val_step_ >= 0) best_val_ = checkpoint.run.best_val_loss;
+}
+
 TrainRecord parse_train_record(const Checkpoint& checkpoint, const std::string& path) {
   TrainRecord r;
   try {

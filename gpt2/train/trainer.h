@@ -14,6 +14,7 @@
 #include <string>
 
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/nanogpt.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/train/distributed.h"
 #include "gpt2/train/optim.h"
@@ -90,6 +91,12 @@ class Trainer {
   /// generator states, best val. Throws CheckpointError if anything does
   /// not fit.
   void restore(const Checkpoint& checkpoint, const std::string& path);
+  /// Continues a nanoGPT run (read from `path` by load_nanogpt with its
+  /// optimizer, whose model this trainer trains): AdamW state by name and
+  /// shape (restore_nanogpt_optimizer), step = iter_num, best val.
+  /// nanoGPT's batch order (numpy's random draws) does not carry over: the
+  /// batches come from this run's seed, and dropout from a seed of the step.
+  void restore(const NanoGPTCheckpoint& checkpoint, const std::string& path);
 
   /// Records a val loss; returns whether it is the best so far.
   bool record_val(double loss);

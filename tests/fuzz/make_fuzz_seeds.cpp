@@ -1,6 +1,6 @@
 // Writes the fuzzers' seed corpora: small valid files of each format, so
 // that mutations start from inputs that reach deep into each reader.
-//   make_fuzz_seeds FOLDER  ->  FOLDER/{safetensors,llmc,checkpoint}/...
+//   make_fuzz_seeds FOLDER  ->  FOLDER/{safetensors,llmc,checkpoint,nanogpt}/...
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,6 +12,7 @@
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/hf_gpt2.h"
 #include "gpt2/io/llmc.h"
+#include "gpt2/io/nanogpt.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -20,7 +21,9 @@ int main(int argc, char** argv) {
   }
   namespace fs = std::filesystem;
   const fs::path dir(argv[1]);
-  for (const char* sub : {"safetensors", "llmc", "checkpoint"}) fs::create_directories(dir / sub);
+  for (const char* sub : {"safetensors", "llmc", "checkpoint", "nanogpt"}) {
+    fs::create_directories(dir / sub);
+  }
   // One block, width 8: a few kilobytes per file.
   const auto config = gpt2::GPTConfig().block_size(8).vocab_size(16).n_layer(1).n_head(2).n_embd(8)
                           .init(gpt2::InitOptions().seed(1));
@@ -60,6 +63,10 @@ int main(int argc, char** argv) {
   gpt2::save_checkpoint((dir / "checkpoint" / "trained.pt").string(), *model,
                         {1, &adamw, torch::ones({4}, torch::kUInt8), "{\"lr\": 0.001}",
                          {{"lr", 0.001}, {"seed", int64_t{5}}, {"name", std::string("x")}}});
+  // nanoGPT's ckpt.pt (Python's torch.save layout), bare and with AdamW state.
+  gpt2::save_nanogpt((dir / "nanogpt" / "model.pt").string(), *model);
+  gpt2::save_nanogpt((dir / "nanogpt" / "trained.pt").string(), *model,
+                     {1, 3.5, {{"learning_rate", 0.001}, {"dataset", std::string("x")}}}, &adamw);
   std::cout << "seeds written to " << dir.string() << "\n";
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "apps/gpt2/inspect/init_table.h"
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/nanogpt.h"
 #include "gpt2/io/state_dict.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/runtime/runtime.h"
@@ -78,18 +79,28 @@ int report(const GPTImpl& model, std::ostream& out) {
 
 int run_inspect(const InspectFlags& flags, std::ostream& out) {
   if (!flags.checkpoint.empty()) {
-    const Checkpoint c = load_checkpoint(flags.checkpoint);
-    fmt::print(out, "loaded    {} (trained {} steps)\n", flags.checkpoint, c.step);
-    for (const auto& note : c.notes) fmt::print(out, "note      {}\n", note);
-    const bool tied = print_tie(*c.model, out);
-    const auto nonfinite = nonfinite_report(*c.model);
+    GPT model{nullptr};
+    std::vector<std::string> notes;
+    if (detect_model_format(flags.checkpoint) == ModelFormat::kNanoGPT) {
+      NanoGPTCheckpoint c = load_nanogpt(flags.checkpoint);
+      fmt::print(out, "loaded    {} (nanoGPT's ckpt.pt, iter_num {}, best val loss {:.4f})\n",
+                 flags.checkpoint, c.run.iter_num, c.run.best_val_loss);
+      model = c.model, notes = c.notes;
+    } else {
+      const Checkpoint c = load_checkpoint(flags.checkpoint);
+      fmt::print(out, "loaded    {} (trained {} steps)\n", flags.checkpoint, c.step);
+      model = c.model, notes = c.notes;
+    }
+    for (const auto& note : notes) fmt::print(out, "note      {}\n", note);
+    const bool tied = print_tie(*model, out);
+    const auto nonfinite = nonfinite_report(*model);
     if (nonfinite.empty()) {
       fmt::print(out, "values    every weight finite: ok\n");
     } else {
       for (const auto& line : nonfinite) fmt::print(out, "values    {}: FAIL\n", line);
     }
     fmt::print(out, "fresh     the init checks below run on a new model of the checkpoint's config\n");
-    const int rc = report(*GPT(c.model->config), out);
+    const int rc = report(*GPT(model->config), out);
     return tied && nonfinite.empty() ? rc : 1;
   }
   const torch::Device device = device_from_flag(flags.device);

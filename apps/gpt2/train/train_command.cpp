@@ -15,6 +15,7 @@
 #include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/train/closing_sample.h"
 #include "apps/gpt2/train/launch.h"
+#include "apps/gpt2/train/nanogpt_resume.h"
 #include "apps/gpt2/train/run_config.h"
 #include "apps/gpt2/train/run_start.h"
 #include "apps/gpt2/plot/loss_plot.h"
@@ -114,16 +115,23 @@ int run_train(const TrainFlags& flags) {
   }
   const TrainPreset preset = train_preset(preset_name);
   std::optional<Checkpoint> c;
+  std::optional<NanoGPTResume> nano;  // OUT/ckpt.pt is nanoGPT's train.py's
   std::optional<SavedRun> saved;
   std::string data;
   if (flags.resume) {
     if (!std::filesystem::exists(ckpt)) {
       throw FileError(fmt::format("nothing to resume: no checkpoint '{}'", ckpt));
     }
-    c.emplace(load_checkpoint(ckpt));
-    const TrainRecord record = parse_train_record(*c, ckpt);
-    saved = SavedRun{c->model->config, record.options, ckpt};
-    data = flags.data.empty() ? record.data_dir : flags.data;
+    nano = read_nanogpt_resume(ckpt, flags.data, out);
+    if (nano) {
+      saved = nano->saved;
+      data = nano->data;
+    } else {
+      c.emplace(load_checkpoint(ckpt));
+      const TrainRecord record = parse_train_record(*c, ckpt);
+      saved = SavedRun{c->model->config, record.options, ckpt};
+      data = flags.data.empty() ? record.data_dir : flags.data;
+    }
   } else {
     // The shipped corpus in the tokenizer of the model to fine-tune.
     const bool bpe = pretrained && pretrained->model.vocab_size() >= GPTConfig().vocab_size();
@@ -149,6 +157,11 @@ int run_train(const TrainFlags& flags) {
     trainer = std::make_unique<Trainer>(c->model, run.train, data, dp);
     trainer->restore(*c, ckpt);
     fmt::print(out, "resumed   {} at step {}\n", ckpt, c->step);
+  } else if (nano) {
+    nano->checkpoint.model->to(device);
+    trainer = std::make_unique<Trainer>(nano->checkpoint.model, run.train, data, dp);
+    trainer->restore(nano->checkpoint, ckpt);
+    fmt::print(out, "resumed   {} (nanoGPT) at step {}\n", ckpt, nano->checkpoint.run.iter_num);
   } else {
     if (std::filesystem::exists(ckpt)) {
       fmt::print(out, "fresh     replacing {} (--overwrite)\n", ckpt);

@@ -81,6 +81,10 @@ void Reader::step(char op) {
       break;
     }
     case 'b': {
+      if (torch_save()) {
+        build();
+        break;
+      }
       auto state = pop();
       Ptr& obj = top();
       if (obj->kind != Kind::kObject || obj->b || state->kind != Kind::kDict ||
@@ -94,6 +98,98 @@ void Reader::step(char op) {
     }
     default: fail(fmt::format("opcode 0x{:02x} is not allowed", static_cast<unsigned char>(op)));
   }
+}
+
+Ptr Reader::reduce(const Ptr& callable, const Ptr& args) {
+  if (callable->kind != Kind::kGlobal || args->kind != Kind::kTuple) fail("REDUCE of a non-global");
+  const auto& a = args->items;
+  if (callable->s == "collections OrderedDict" && a.empty()) {
+    auto dict = make(Kind::kDict);
+    dict->ordered = true;
+    return dict;
+  }
+  if (callable->s == "torch.jit._pickle restore_type_tag" && !torch_save() && a.size() == 2 &&
+      (a[0]->kind == Kind::kDict || a[0]->kind == Kind::kList) && a[0]->type_tag.empty() &&
+      a[1]->kind == Kind::kString && !a[1]->s.empty()) {
+    a[0]->type_tag = a[1]->s;
+    return a[0];
+  }
+  if (callable->s == "torch._utils _rebuild_tensor_v2" && a.size() == 6 &&
+      a[0]->kind == Kind::kStorage && a[1]->kind == Kind::kInt && a[2]->kind == Kind::kTuple &&
+      a[3]->kind == Kind::kTuple && a[4]->kind == Kind::kBool && a[5]->kind == Kind::kDict &&
+      a[5]->entries.empty() && a[2]->items.size() == a[3]->items.size() &&
+      a[2]->items.size() <= 8) {
+    auto t = std::make_shared<PickledTensor>(*a[0]->tensor);
+    t->offset = a[1]->i;
+    for (size_t d = 0; d < a[2]->items.size(); ++d) {
+      if (a[2]->items[d]->kind != Kind::kInt || a[3]->items[d]->kind != Kind::kInt) {
+        fail("a tensor size or stride that is not an int");
+      }
+      t->sizes.push_back(a[2]->items[d]->i);
+      t->strides.push_back(a[3]->items[d]->i);
+    }
+    t->requires_grad = a[4]->b;
+    auto v = make(Kind::kTensor);
+    v->tensor = std::move(t);
+    return v;
+  }
+  fail(fmt::format("a call of {} with arguments it does not take", callable->s));
+}
+
+Ptr Reader::storage(const Ptr& id) {
+  const auto& a = id->items;
+  if (id->kind != Kind::kTuple || a.size() != 5 || a[0]->kind != Kind::kString ||
+      a[0]->s != "storage" || a[1]->kind != Kind::kGlobal || a[2]->kind != Kind::kString ||
+      a[3]->kind != Kind::kString || !saved_from(a[3]->s) || a[4]->kind != Kind::kInt ||
+      a[4]->i < 0) {
+    fail(fmt::format("a persistent id other than ('storage', torch.XStorage, key, {}, numel)",
+                     torch_save() ? "'cpu'|'cuda[:N]'|'mps'" : "'cpu'"));
+  }
+  const auto type = storage_types().find(a[1]->s.substr(a[1]->s.find(' ') + 1));
+  if (a[1]->s.rfind("torch ", 0) != 0 || type == storage_types().end()) {
+    fail(fmt::format("storage type {} is not allowed", a[1]->s));
+  }
+  auto t = std::make_shared<PickledTensor>();
+  t->storage_key = a[2]->s;
+  t->dtype = type->second;
+  t->storage_numel = a[4]->i;
+  auto v = make(Kind::kStorage);
+  v->tensor = std::move(t);
+  return v;
+}
+
+Ptr Reader::global(const std::string& module, const std::string& name) {
+  const bool ok = (!torch_save() && is_archive_class(module, name)) ||
+                  (module == "torch._utils" && name == "_rebuild_tensor_v2") ||
+                  (module == "collections" && name == "OrderedDict") ||
+                  (!torch_save() && module == "torch.jit._pickle" && name == "restore_type_tag") ||
+                  (module == "torch" && storage_types().count(name));
+  if (!ok) fail(fmt::format("global {}.{} is not allowed", module, name));
+  auto v = make(Kind::kGlobal);
+  v->s = module + " " + name;
+  return v;
+}
+
+bool Reader::saved_from(const std::string& location) const {
+  if (location == "cpu") return true;
+  if (!torch_save()) return false;
+  if (location == "cuda" || location == "mps") return true;
+  const std::string_view digits =
+      std::string_view(location).substr(std::min<size_t>(5, location.size()));
+  return location.rfind("cuda:", 0) == 0 && !digits.empty() && digits.size() <= 4 &&
+         digits.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// torch.save dialect: an OrderedDict's BUILD, which Python's pickler
+// writes for a state dict's `_metadata` (module versions): dropped.
+void Reader::build() {
+  auto state = pop();
+  Ptr& dict = top();
+  if (dict->kind != Kind::kDict || !dict->ordered || dict->b || state->kind != Kind::kDict ||
+      state->entries.size() != 1 || state->entries[0].first != "_metadata") {
+    fail("BUILD other than a state dict's _metadata, once");
+  }
+  dict->b = true;  // built
 }
 
 }  // namespace pickle_internal
@@ -121,8 +217,9 @@ std::string PValue::describe() const {
   }
 }
 
-PValue::Ptr read_pickle(std::string_view bytes, const std::string& path, const std::string& what) {
-  return pickle_internal::Reader(bytes, path, what).run();
+PValue::Ptr read_pickle(std::string_view bytes, const std::string& path, const std::string& what,
+                        PickleDialect dialect) {
+  return pickle_internal::Reader(bytes, path, what, dialect).run();
 }
 
 }  // namespace gpt2::detail

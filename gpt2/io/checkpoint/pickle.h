@@ -9,6 +9,16 @@
 // collections.OrderedDict() and torch.jit._pickle.restore_type_tag. Any
 // other opcode or global, a memo reference to a container (so no cycles),
 // nesting deeper than kMaxDepth, or trailing bytes is a FormatError.
+//
+// The torch.save dialect reads what Python's torch.save (1.13 and 2.x)
+// writes for a dict of state dicts, scalars and containers, as nanoGPT's
+// ckpt.pt: the same opcodes and tensors (storages saved from 'cpu',
+// 'cuda', 'cuda:N' or 'mps'; the bytes are the same), dicts keyed by str
+// or int, collections.OrderedDict() with one BUILD of a state dict's
+// `_metadata` (dropped); no archive classes or restore_type_tag. Only
+// three globals (torch._utils._rebuild_tensor_v2, torch.XStorage,
+// collections.OrderedDict), each called only in the form above: nothing a
+// pickle names is ever imported or run.
 
 #include <c10/core/ScalarType.h>
 
@@ -39,6 +49,12 @@ struct PickledTensor {
   bool requires_grad = false;
 };
 
+/// Which writer's pickles read_pickle accepts.
+enum class PickleDialect {
+  kTorchScript,  ///< LibTorch's jit Pickler (TorchScript archives)
+  kTorchSave,    ///< Python's torch.save (protocol 2)
+};
+
 /// One value read from a pickle.
 struct PValue {
   /// kGlobal and kStorage exist only while parsing: a result never holds one.
@@ -59,6 +75,10 @@ struct PValue {
   std::vector<std::pair<std::string, Ptr>> entries;
   /// For kTensor (and kStorage: key, dtype and numel only).
   std::shared_ptr<const PickledTensor> tensor;
+  /// A dict made by collections.OrderedDict().
+  bool ordered = false;
+  /// A dict whose keys were ints (torch.save dialect), kept as decimal text.
+  bool int_keys = false;
   /// restore_type_tag's type string on a dict or list ("Dict[str, int]").
   std::string type_tag;
   /// 1 for a leaf, else 1 + the deepest child.
@@ -72,6 +92,7 @@ struct PValue {
 
 /// Parses `bytes`, the pickle record `what` of the file `path` (both name it
 /// in errors). Throws FormatError naming the rule broken and its offset.
-PValue::Ptr read_pickle(std::string_view bytes, const std::string& path, const std::string& what);
+PValue::Ptr read_pickle(std::string_view bytes, const std::string& path, const std::string& what,
+                        PickleDialect dialect = PickleDialect::kTorchScript);
 
 }  // namespace gpt2::detail

@@ -1,7 +1,8 @@
 #pragma once
 // The restricted unpickler's machine (see pickle.h for what it accepts):
 // the stack, marks and memo, and the checks each opcode's handler makes.
-// Internal to pickle.cpp, which holds the opcode switch (Reader::step).
+// Internal to pickle.cpp, which holds the opcode switch (Reader::step) and
+// the calls each dialect allows (reduce, global, storage, build).
 
 #include <fmt/format.h>
 
@@ -53,8 +54,9 @@ inline Ptr make(Kind kind) {
 
 class Reader {
  public:
-  Reader(std::string_view bytes, const std::string& path, const std::string& what)
-      : b_(bytes), path_(path), what_(what) {}
+  Reader(std::string_view bytes, const std::string& path, const std::string& what,
+         PickleDialect dialect)
+      : b_(bytes), path_(path), what_(what), dialect_(dialect) {}
 
   Ptr run() {
     if (b_.size() < 2 || b_[0] != '\x80' || b_[1] != 2) fail("it does not start with PROTO 2");
@@ -75,9 +77,10 @@ class Reader {
 
  private:
   [[noreturn]] void fail(const std::string& rule) const {
-    throw FormatError(fmt::format("'{}': {} is not a pickle this library writes: {} (at byte {})",
-                                  path_, what_, rule, op_at_));
+    throw FormatError(fmt::format("'{}': {} is not a pickle this library {}: {} (at byte {})",
+                                  path_, what_, torch_save() ? "reads" : "writes", rule, op_at_));
   }
+  bool torch_save() const { return dialect_ == PickleDialect::kTorchSave; }
   std::string_view take(uint64_t n) {
     if (n > b_.size() - pos_) fail("an argument runs past the end");
     auto s = b_.substr(pos_, n);
@@ -143,74 +146,23 @@ class Reader {
     }
     auto& keys = dict_keys_[dict];  // keyed by owner: a freed dict's address is not reused
     for (size_t k = 0; k < kv.size(); k += 2) {
-      if (kv[k]->kind != Kind::kString) fail("a dict key that is not a string");
-      if (!keys.insert(kv[k]->s).second) fail(fmt::format("dict key '{}' repeated", kv[k]->s));
+      // torch.save's optimizer state is keyed by parameter index: int keys,
+      // held as their decimal text, all of a dict's keys of one kind.
+      const bool int_key = kv[k]->kind == Kind::kInt && torch_save();
+      if (kv[k]->kind != Kind::kString && !int_key) fail("a dict key that is not a string");
+      if (!dict->entries.empty() && dict->int_keys != int_key) fail("a dict with str and int keys");
+      dict->int_keys = int_key;
+      const std::string key = int_key ? std::to_string(kv[k]->i) : kv[k]->s;
+      if (!keys.insert(key).second) fail(fmt::format("dict key '{}' repeated", key));
       adopt(*dict, kv[k + 1]);
-      dict->entries.emplace_back(kv[k]->s, kv[k + 1]);
+      dict->entries.emplace_back(key, kv[k + 1]);
     }
   }
-  Ptr reduce(const Ptr& callable, const Ptr& args) {
-    if (callable->kind != Kind::kGlobal || args->kind != Kind::kTuple) fail("REDUCE of a non-global");
-    const auto& a = args->items;
-    if (callable->s == "collections OrderedDict" && a.empty()) return make(Kind::kDict);
-    if (callable->s == "torch.jit._pickle restore_type_tag" && a.size() == 2 &&
-        (a[0]->kind == Kind::kDict || a[0]->kind == Kind::kList) && a[0]->type_tag.empty() &&
-        a[1]->kind == Kind::kString && !a[1]->s.empty()) {
-      a[0]->type_tag = a[1]->s;
-      return a[0];
-    }
-    if (callable->s == "torch._utils _rebuild_tensor_v2" && a.size() == 6 &&
-        a[0]->kind == Kind::kStorage && a[1]->kind == Kind::kInt && a[2]->kind == Kind::kTuple &&
-        a[3]->kind == Kind::kTuple && a[4]->kind == Kind::kBool && a[5]->kind == Kind::kDict &&
-        a[5]->entries.empty() && a[2]->items.size() == a[3]->items.size() &&
-        a[2]->items.size() <= 8) {
-      auto t = std::make_shared<PickledTensor>(*a[0]->tensor);
-      t->offset = a[1]->i;
-      for (size_t d = 0; d < a[2]->items.size(); ++d) {
-        if (a[2]->items[d]->kind != Kind::kInt || a[3]->items[d]->kind != Kind::kInt) {
-          fail("a tensor size or stride that is not an int");
-        }
-        t->sizes.push_back(a[2]->items[d]->i);
-        t->strides.push_back(a[3]->items[d]->i);
-      }
-      t->requires_grad = a[4]->b;
-      auto v = make(Kind::kTensor);
-      v->tensor = std::move(t);
-      return v;
-    }
-    fail(fmt::format("a call of {} with arguments it does not take", callable->s));
-  }
-  Ptr storage(const Ptr& id) {
-    const auto& a = id->items;
-    if (id->kind != Kind::kTuple || a.size() != 5 || a[0]->kind != Kind::kString ||
-        a[0]->s != "storage" || a[1]->kind != Kind::kGlobal || a[2]->kind != Kind::kString ||
-        a[3]->kind != Kind::kString || a[3]->s != "cpu" || a[4]->kind != Kind::kInt ||
-        a[4]->i < 0) {
-      fail("a persistent id other than ('storage', torch.XStorage, key, 'cpu', numel)");
-    }
-    const auto type = storage_types().find(a[1]->s.substr(a[1]->s.find(' ') + 1));
-    if (a[1]->s.rfind("torch ", 0) != 0 || type == storage_types().end()) {
-      fail(fmt::format("storage type {} is not allowed", a[1]->s));
-    }
-    auto t = std::make_shared<PickledTensor>();
-    t->storage_key = a[2]->s;
-    t->dtype = type->second;
-    t->storage_numel = a[4]->i;
-    auto v = make(Kind::kStorage);
-    v->tensor = std::move(t);
-    return v;
-  }
-  Ptr global(const std::string& module, const std::string& name) {
-    const bool ok = is_archive_class(module, name) ||
-                    (module == "torch._utils" && name == "_rebuild_tensor_v2") ||
-                    (module == "collections" && name == "OrderedDict") ||
-                    (module == "torch.jit._pickle" && name == "restore_type_tag") ||
-                    (module == "torch" && storage_types().count(name));
-    if (!ok) fail(fmt::format("global {}.{} is not allowed", module, name));
-    auto v = make(Kind::kGlobal);
-    v->s = module + " " + name;
-    return v;
-  }
+  Ptr reduce(const Ptr& callable, const Ptr& args);  // pickle_calls.cpp
+  Ptr storage(const Ptr& id);
+  Ptr global(const std::string& module, const std::string& name);
+  void build();
+  bool saved_from(const std::string& location) const;  // a persistent id's location
   void memo_get(uint64_t index) {
     if (index >= memo_.size()) fail(fmt::format("memo {} was never put", index));
     const Kind k = memo_[index]->kind;
@@ -233,6 +185,7 @@ class Reader {
   std::string_view b_;
   const std::string& path_;
   const std::string& what_;
+  PickleDialect dialect_;
   uint64_t pos_ = 0, op_at_ = 0;
   std::vector<Ptr> stack_, memo_;
   std::vector<size_t> marks_;

@@ -29,7 +29,8 @@ void TorchArchive::fail(const std::string& rule) const {
                                 rule));
 }
 
-TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, ModelFileBytes file)
+TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, ModelFileBytes file,
+                           ArchiveKind kind)
     : path_(path), file_(std::move(file)), zip_(bytes, path) {
   const auto& records = zip_.records();
   if (records.empty()) fail("the zip archive is empty");
@@ -37,12 +38,18 @@ TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, Mode
   if (prefix_.size() < 2) fail(fmt::format("record '{}' is not in a folder", records.front().name));
   const auto* data = zip_.find(prefix_ + "data.pkl");
   const auto* constants = zip_.find(prefix_ + "constants.pkl");
-  if (data && !constants && !zip_.find(prefix_ + "code/__torch__.py")) {
+  const bool saved = data && !constants && !zip_.find(prefix_ + "code/__torch__.py");
+  if (saved && kind == ArchiveKind::kTorchScript) {
     throw FormatError(fmt::format(
         "'{}' is a PyTorch pickle archive (Python's torch.save: data.pkl without constants.pkl "
         "or code/), not a gpt2 checkpoint; expected a TorchScript archive written by "
-        "gpt2::save_checkpoint. Convert the state dict to safetensors and use gpt2 convert",
+        "gpt2::save_checkpoint. A nanoGPT ckpt.pt is read as a model file (--from nanogpt)",
         path));
+  }
+  if (kind == ArchiveKind::kTorchSave) {
+    if (!saved) fail("it is not a Python torch.save archive (data.pkl without constants.pkl or code/)");
+    check_torch_save(*data);
+    return;
   }
   if (!data || !constants) fail("it has no data.pkl or no constants.pkl");
   const ReferenceRecords& ref = reference();
@@ -89,7 +96,11 @@ TorchArchive::TorchArchive(std::string_view bytes, const std::string& path, Mode
   for (const auto& [name, c] : classes_) {
     if (!class_uses_[name]) fail(fmt::format("class {} is used by no object", name));
   }
-  for (const auto& r : records) {
+  check_storages_used();
+}
+
+void TorchArchive::check_storages_used() {
+  for (const auto& r : zip_.records()) {
     const std::string_view rest = std::string_view(r.name).substr(prefix_.size());
     if (rest.substr(0, 5) == "data/" && !storages_.count(std::string(rest.substr(5)))) {
       fail(fmt::format("record '{}' is used by no tensor", r.name));

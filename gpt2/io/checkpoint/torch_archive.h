@@ -12,6 +12,11 @@
 // size is numel x element size. Checkpoint tensors are then read from the
 // records here, without torch::jit::load; the one archive still handed to
 // LibTorch (the optimizer state) passes this gate first.
+//
+// The same gate reads Python's torch.save archives (nanoGPT's ckpt.pt):
+// data.pkl through the pickle reader's torch.save dialect, data/N storage
+// records, the version markers, nothing else; every tensor anywhere in the
+// pickle checked against its storage record as above.
 
 #include <torch/types.h>
 
@@ -30,6 +35,12 @@
 
 namespace gpt2::detail {
 
+/// The two kinds of archive the gate reads.
+enum class ArchiveKind {
+  kTorchScript,  ///< torch::serialize::OutputArchive (gpt2 checkpoints)
+  kTorchSave,    ///< Python's torch.save (nanoGPT's ckpt.pt)
+};
+
 /// A validated archive over `bytes` (which must outlive it).
 class TorchArchive {
  public:
@@ -38,11 +49,14 @@ class TorchArchive {
   /// bytes `bytes` are) allows views, tensor() views its bytes wherever a
   /// storage record lies stored and aligned in it, instead of copying; where
   /// it has the file open, records are read from it.
-  TorchArchive(std::string_view bytes, const std::string& path, ModelFileBytes file = {});
+  /// An archive of the other kind than `kind` is a FormatError saying which it is.
+  TorchArchive(std::string_view bytes, const std::string& path, ModelFileBytes file = {},
+               ArchiveKind kind = ArchiveKind::kTorchScript);
 
   /// data.pkl's root object.
   const PValue& root() const { return *root_; }
-  /// Every parameter (per the classes' __parameters__), by dotted name.
+  /// Every parameter (per the classes' __parameters__), by dotted name
+  /// (TorchScript archives).
   std::vector<std::pair<std::string, const PickledTensor*>> named_parameters() const;
   /// The tensor `t` describes, copied out of its record or over the mapped
   /// file's pages (views of one storage share memory, as the writer's tied
@@ -71,6 +85,9 @@ class TorchArchive {
   void check_object(const PValue& object, const std::string& where);
   void check_value(const PValue& v, const std::string& type, const std::string& where);
   void check_tensor(const PickledTensor& t, const std::string& where);
+  void check_torch_save(const ZipRecord& data);  // torch_save_layout.cpp
+  void check_tree(const PValue& v, const std::string& where);
+  void check_storages_used();
   void collect(const PValue& object, const std::string& prefix,
                std::vector<std::pair<std::string, const PickledTensor*>>& out) const;
 
