@@ -12,6 +12,7 @@
 #include "gpt2/error.h"
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/io/checkpoint/pickle_writer.h"
+#include "gpt2/io/detail/host_tensor.h"
 #include "gpt2/io/nanogpt.h"
 #include "gpt2/ops/torch_compat.h"
 
@@ -157,7 +158,7 @@ std::vector<std::string> save_nanogpt(const std::string& path, const GPTImpl& mo
   torch::NoGradGuard no_grad;
   for (const auto& name : names) {
     w.string(name);
-    w.tensor(params[name].detach());
+    w.tensor(params[name].detach(), fmt::format("{} of nanoGPT checkpoint '{}'", name, path));
   }
   w.end_dict();
   w.string("optimizer");
@@ -187,7 +188,8 @@ std::vector<std::string> save_nanogpt(const std::string& path, const GPTImpl& mo
     });
     zip.writeRecord("data.pkl", pickle.data(), pickle.size());
     for (const auto& [key, t] : w.storages()) {
-      zip.writeRecord("data/" + key, t.data_ptr(), t.nbytes());
+      const std::string_view bytes = detail::host_bytes(t);
+      zip.writeRecord("data/" + key, bytes.data(), bytes.size());
     }
     zip.writeEndOfFile();
   });

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "gpt2/error.h"
+#include "gpt2/io/detail/host_tensor.h"
 
 namespace gpt2::detail {
 namespace {
@@ -80,7 +81,7 @@ void PickleWriter::global(std::string_view module, std::string_view name) {
   out_ += '\n';
 }
 
-void PickleWriter::tensor(const at::Tensor& t) {
+void PickleWriter::tensor(const at::Tensor& t, const std::string& what) {
   const void* impl = t.storage().unsafeGetStorageImpl();
   auto [it, fresh] = keys_.emplace(impl, std::to_string(keys_.size()));
   const int64_t element = static_cast<int64_t>(t.element_size());
@@ -89,7 +90,7 @@ void PickleWriter::tensor(const at::Tensor& t) {
     // Every byte from the CPU: the whole storage, copied there, so that
     // views (the tie) keep their offsets and strides.
     storages_[it->second] =
-        at::empty({0}, t.options()).set_(t.storage(), 0, {numel}, {1}).to(at::kCPU).contiguous();
+        detail::host_tensor(at::empty({0}, t.options()).set_(t.storage(), 0, {numel}, {1}), what);
   }
   global("torch._utils", "_rebuild_tensor_v2");
   out_ += "((";

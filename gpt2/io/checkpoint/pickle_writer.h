@@ -35,8 +35,9 @@ class PickleWriter {
   /// BINUNICODE (the bytes as given: UTF-8).
   void string(std::string_view s);
   /// A tensor (any device and layout): its storage is written once however
-  /// many tensors view it, as the bytes of a CPU copy.
-  void tensor(const at::Tensor& t);
+  /// many tensors view it, as the bytes of a CPU copy (detail::host_tensor;
+  /// `what` names it in the FileError where its values cannot be read).
+  void tensor(const at::Tensor& t, const std::string& what = "a tensor");
 
   /// A dict: then key, value, ..., end_dict().
   void begin_dict();
