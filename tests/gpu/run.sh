@@ -120,7 +120,6 @@ if [[ -f $torch_include/gloo/config.h ]]; then
 else notes_build="Gloo headers from Debian's libgloo-dev;"; fi
 # LibTorch's own fmt headers are shadowed by the carried ones (the libfmt the
 # build links) by the build itself (gpt2_put_before_torch, cmake/Gpt2Build.cmake).
-cxx_flags=""
 record unpack pass $((SECONDS - start)) "${#debs[@]} packages, $(du -sh "$deps" | cut -f1)"
 # The prefix's libraries for CMake, the linker and the programs built here;
 # never for Python, which runs through $py with the machine's own.
@@ -135,7 +134,7 @@ cuda_args=()
 step configure 120 "${pfx[@]}" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DGPT2_WITH_PLOT=OFF -DGPT2_WITH_ONEDNN=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
   -DCMAKE_PREFIX_PATH="$prefix/usr;$torch_prefix" -DPKG_CONFIG_EXECUTABLE="$prefix/usr/bin/pkgconf" \
-  -DCMAKE_CXX_FLAGS="$cxx_flags" "${cuda_args[@]}"
+  "${cuda_args[@]}"
 configured=$?
 if [[ ${GPU_STAGE:-} == configure ]]; then summary; exit "$configured"; fi
 built=1

@@ -14,6 +14,7 @@
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/io/hf_gpt2.h"
 #include "gpt2/io/llmc.h"
+#include "gpt2/io/nanogpt.h"
 #include "gpt2/io/safetensors.h"
 #include "gpt2/train/optim.h"
 #include "io/io_test_util.h"
@@ -76,6 +77,8 @@ TEST(Writers, MetaModelIsAFileErrorForEveryWriter) {
   expect_refused("export_torchscript", [&](const std::string& p) { export_torchscript(*model, p); },
                  "transformer.wte.weight");
   expect_refused("save_llmc", [&](const std::string& p) { save_llmc(p, *model); },
+                 "transformer.wte.weight");
+  expect_refused("save_nanogpt", [&](const std::string& p) { save_nanogpt(p, *model); },
                  "transformer.wte.weight");
   expect_refused("save_llmc bf16",
                  [&](const std::string& p) { save_llmc(p, *model, LlmcDtype::kBFloat16); },
