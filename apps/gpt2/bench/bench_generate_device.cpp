@@ -14,6 +14,7 @@
 #include "apps/gpt2/common/model_flags.h"
 #include "gpt2/generate/generate.h"
 #include "gpt2/model/gpt.h"
+#include "gpt2/runtime/device_line.h"
 
 namespace gpt2::app {
 
@@ -29,6 +30,8 @@ int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
   fmt::print(out, "model     {} on {}, float32, prompt {} tokens, {} new tokens, greedy, KV cache, "
                   "median of {} (min-max)\n", f.preset, device.str(), f.prompt_tokens,
              f.new_tokens, f.repeats);
+  fmt::print(out, "device    {}\n", device_line(device, torch::kFloat, "weights", model->config, 1,
+                                                 f.prompt_tokens));
   auto ids = torch::randint(model->config.vocab_size(), {f.prompt_tokens});
   const std::vector<int64_t> prompt(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + f.prompt_tokens);
   const auto options = SamplingOptions().temperature(0).max_new_tokens(f.new_tokens);

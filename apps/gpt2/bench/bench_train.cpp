@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "gpt2/runtime/device_line.h"
 #include "gpt2/runtime/runtime.h"
 #include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/bench/train_sides.h"
@@ -127,7 +128,9 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const double dnn_peak = !gpu && onednn_available() ? matmul_peak(MatmulBackend::kOneDnn) : 0;
   const double best_peak = std::max(blas_peak, dnn_peak);
   if (gpu) {
-    fmt::print(out, "device    {}, {}: every side runs there\n", device.str(), f.dtype);
+    fmt::print(out, "device    {} (every side runs there)\n",
+               device_line(device, dtype, dtype == torch::kFloat ? "throughout" : "autocast", config,
+                           f.batch, f.seq));
     fmt::print(out, "peak      {} 8192^2 product on {}: {:.1f} TFLOP/s\n", f.dtype, device.str(),
                blas_peak / 1e12);
   } else {
