@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
   gpt2::app::add_train_command(app, &rc);
 #ifdef GPT2_WITH_PLOT  // the commands that draw pictures (PLplot): apps/CMakeLists.txt
   gpt2::app::add_plot_command(app, &rc);
-  gpt2::app::add_init_study_command(app, &rc);
 #endif
+  gpt2::app::add_init_study_command(app, &rc);  // `sweep` only with PLplot
   gpt2::app::add_convert_command(app, &rc);
   gpt2::app::add_eval_command(app, &rc);
   gpt2::app::add_serve_command(app, &rc);

@@ -19,6 +19,7 @@
 #include "apps/gpt2/init_study/frontier_run.h"
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
+#include "app/frontier_grids.h"
 #include "gpt2/train/dataset.h"
 #include "test_util.h"
 
@@ -90,16 +91,7 @@ TEST(Frontier, SmokeProfileWritesItsRowsResumesAndRepeatsASeedBitForBit) {
   }
 }
 
-FrontierGrid one_cell(const std::string& out) {
-  FrontierGrid g = frontier_profile("smoke");
-  g.schemes = {ResidualScale::kZero};
-  g.depths = {2};
-  g.lrs = {1e-2};
-  g.steps = 4;
-  g.eval_interval = 2;
-  g.out = out;
-  return g;
-}
+using testing::one_cell;
 
 // Another recorded setting is refused, naming it with both values; another
 // selection of cells is a piece of the same grid and runs.

@@ -14,7 +14,9 @@
 #   c. `serve --device cuda` streaming a completion to OpenAI's Python client,
 #      installed from DEPS/wheels (tests/gpu/deps.sh) into BUILD/pyenv and on
 #      PYTHONPATH for this step only;
-#   d. data-parallel training through NCCL at world size 1, under torchrun.
+#   d. data-parallel training through NCCL at world size 1, under torchrun;
+#   e. `init-study frontier --profile gpt2-gpu` (tests/gpu/frontier.sh runs
+#      it whole) cut to two runs of 20 steps at 12 blocks: 2n and zero.
 # Needs from run.sh: gpt2, pfx, py, here, root, deps, build, and steps.sh.
 
 # val_pair GPU_LOG CPU_LOG: "STEP GPU_LOSS CPU_LOSS" at the last val step
@@ -47,6 +49,19 @@ compare_val() {
   else
     record val-loss FAIL 0 "GPU $g, CPU $c at step $s: ${d}%, beyond 2%"
   fi
+}
+
+# check_frontier CSV: the row frontier-gpu, with each run's losses and
+# seconds, fails unless CSV holds two runs that trained: not diverged, a
+# final val that is a number (not nan or inf) below the one at step 0.
+check_frontier() {
+  local rows bad
+  [[ -f $1 ]] || { fail_row frontier-gpu "no $1"; return; }
+  figure frontier-gpu "$(awk -F, 'NR > 1 { printf "%s%s val %.3f -> %.3f in %s s", s, $1, $6, $7, $15; s = ", " }' "$1")"
+  rows=$(awk 'END { print NR - 1 }' "$1")
+  bad=$(awk -F, 'NR > 1 && !($8 == 0 && $7 ~ /^[0-9.]+(e[-+]?[0-9]+)?$/ && $7 + 0 < $6 + 0) { n++ }
+                 END { print n + 0 }' "$1")
+  ((rows == 2 && bad == 0)) || fail_row frontier-gpu "$rows runs in $1, $bad of them did not train"
 }
 
 run_commands() {
@@ -92,6 +107,11 @@ run_commands() {
     "${pfx[@]}" "$gpt2" train --device cuda --dtype bfloat16 --max-steps 20 --eval-interval 10 \
     --sample-tokens 0 --overwrite --out "$work/train-ddp"
   figure train-ddp "$(grep -m 1 -iE 'nccl' "$(log_of train-ddp)" | cut -c1-100)"
+
+  # e. GPT-2's width in bfloat16 without clipping, as the whole grid runs.
+  step frontier-gpu 60 "${pfx[@]}" "$gpt2" init-study frontier --profile gpt2-gpu --depths 12 \
+    --schemes 2n,zero --lrs 0.001 --seeds 1 --steps 20 --warmup-steps 2 --eval-interval 10 \
+    --out "$work/frontier-gpu" && check_frontier "$work/frontier-gpu/frontier.csv"
 
   step_wait train-cpu
   compare_val "$cuda" "$cpu"

@@ -11,7 +11,8 @@
 # (steps.sh), recording a failure and going on: each CUDA test alone; the
 # commands as a user runs them on cuda (commands.sh: the README's training
 # demo beside the CPU's, inspect, export, generate, eval and serve at each
-# dtype, OpenAI's client, torchrun); `gpt2 bench train` and `bench
+# dtype, OpenAI's client, torchrun, two runs of the init study's GPU
+# frontier); `gpt2 bench train` and `bench
 # generate`; a bf16 matmul peak and Hugging Face's decoding (peer.py). Every
 # Python runs through build-gpu/python, which restores the machine's own
 # library paths. build-gpu/summary.md holds versions and outputs and ends
@@ -20,23 +21,24 @@
 # only when the build and every CUDA test passed.
 #
 # The plan on an H200 (16 cores): everything, the build included, within
-# BUDGET_S = 345 s. A cap is the most a step may take, never more than the
+# BUDGET_S = 360 s. A cap is the most a step may take, never more than the
 # budget has left; a step with under 10 s left is skipped.
 #   versions, unpack, configure        ~20 s  caps 60, -, 120
 #   build: gpt2, gpt2-app-step         ~76 s  BUILD_S, 180
 #   build: gpt2_cuda_tests             ~10 s  90
 #   the CUDA tests, a process each     ~25 s  TEST_S, 60 each
-#   the commands (commands.sh)         ~60 s  train 120 (the CPU's, alongside, 240);
-#                                             b's nine at once, 90 each; others 30-90
+#   the commands (commands.sh)         ~75 s  train 120 (the CPU's, alongside, 240);
+#                                             b's nine at once, 90 each; others 30-90;
+#                                             the frontier's two runs ~15 s, 60
 #   bench train, B 32, one round       ~90 s  at most 150, leaving 45 s; a side 75
 #   bench generate                     ~12 s  60
 #   the bf16 peak, HF's decoding       ~30 s  30, 90
-# That is about 325 s; the rest is slack for a slow compile or start.
+# That is about 340 s; the rest is slack for a slow compile or start.
 #
 # Environment: TORCH_PREFIX (LibTorch's CMake prefix; python3's
 # torch.utils.cmake_prefix_path), TORCH_INCLUDE (its headers; a wheel's
 # TORCH_PREFIX/../../include), PYTHON (python3), BUILD_DIR (build-gpu), JOBS
-# (every core), BUDGET_S (345), BUILD_S (180), TEST_S (60), TRAIN_FLAGS
+# (every core), BUDGET_S (360), BUILD_S (180), TEST_S (60), TRAIN_FLAGS
 # (bench train's flags besides --device, --dtype, --batch-size and
 # --peer-python), GEN_FLAGS (bench generate's), GPT2_COMMIT (when the tree
 # has no .git), GPU_STAGE=configure|build (stop after that step: what a
@@ -50,7 +52,7 @@ root=$PWD here=$PWD/tests/gpu
 build=${BUILD_DIR:-$root/build-gpu}
 python=${PYTHON:-python3}
 jobs=${JOBS:-$(nproc)}
-budget=${BUDGET_S:-345}
+budget=${BUDGET_S:-360}
 deadline=$((SECONDS + budget))
 prefix=$build/prefix logs=$build/logs pyenv=$build/pyenv py=$build/python
 rm -rf "$logs" && mkdir -p "$logs"  # no figure from an earlier run
@@ -59,6 +61,8 @@ outputs=()
 . "$here/steps.sh"
 # shellcheck source=commands.sh
 . "$here/commands.sh"
+# shellcheck source=prefix.sh
+. "$here/prefix.sh"
 
 summary() {
   local commit=${GPT2_COMMIT:-}
@@ -123,9 +127,7 @@ else notes_build="Gloo headers from Debian's libgloo-dev;"; fi
 record unpack pass $((SECONDS - start)) "${#debs[@]} packages, $(du -sh "$deps" | cut -f1)"
 # The prefix's libraries for CMake, the linker and the programs built here;
 # never for Python, which runs through $py with the machine's own.
-pfx=(env "LD_LIBRARY_PATH=$libdir:$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-     "PKG_CONFIG_PATH=$libdir/pkgconfig:$prefix/usr/share/pkgconfig"
-     TORCH_CUDA_ARCH_LIST=9.0)  # H100/H200; spares torch's CMake a device query
+prefix_env "$prefix"
 
 # --- configure and build ---------------------------------------------------
 cuda_args=()
@@ -168,11 +170,12 @@ if ((built == 0)); then
   # Every side on the GPU, alternating: the C++ step, a linking app with
   # default settings, nanoGPT's model eager and under torch.compile, each
   # side capped (--side-timeout). One round: the budget holds one compile.
+  # Then 5 C++ steps under LibTorch's profiler: each kernel's device time.
   for b in 32 16 8; do
     # shellcheck disable=SC2086 # TRAIN_FLAGS is words
     step "bench-train B$b" "$(cap_of 150 45)" "${pfx[@]}" "$gpt2" bench train --device cuda \
       --dtype bfloat16 --batch-size "$b" --peer-python "$py" \
-      ${TRAIN_FLAGS:---preset gpt2 --seq 1024 --steps 10 --warmup 3 --rounds 1 --peer-compile --side-timeout 75} &&
+      ${TRAIN_FLAGS:---preset gpt2 --seq 1024 --steps 10 --warmup 3 --rounds 1 --peer-compile --side-timeout 75 --profile-steps 5} &&
       break
     grep -qi 'out of memory' "$(log_of "bench-train B$b")" || break  # only a smaller batch could help
   done
@@ -180,7 +183,8 @@ if ((built == 0)); then
   figure "bench-train B$b" "$(sed -nE 's/^C\+\+ +([0-9]+) tokens\/s.* = ([0-9]+)% of .*/C++ \1 tokens\/s, MFU \2%/p' "$log")"
   figure "bench-train B$b" "$(sed -nE 's/^(app|Python|Py compile) +([0-9]+) tokens\/s.*/\1 \2/p' "$log" | paste -sd, - | sed 's/,/, /g')"
   figure "bench-train B$b" "$(sed -nE 's/^(app|Python|Py compile) .*: FAILED (in round [0-9]+: .*)/\1 FAILED \2/p' "$log" | cut -c1-120 | paste -sd';' -)"
-  keep "gpt2 bench train, B $b" "bench-train B$b" 30
+  figure "bench-train B$b" "$(sed -nE 's/^kernels +device time ([0-9.]+) ms a step in ([0-9]+) launches.*/kernels \1 ms a step, \2 launches/p' "$log")"
+  keep "gpt2 bench train, B $b" "bench-train B$b" 55
   # shellcheck disable=SC2086 # GEN_FLAGS is words
   step bench-generate 60 "${pfx[@]}" "$gpt2" bench generate --device cuda \
     ${GEN_FLAGS:---preset gpt2 --prompt-tokens 16 --new-tokens 128 --repeats 3 --batch 1,32}

@@ -127,7 +127,7 @@ class ReleaseFiles(unittest.TestCase):
 
     def test_every_releases_program_and_checkpoint_read_here(self):
         folders = sorted(os.listdir(RELEASE_FILES))
-        self.assertEqual(folders, ["libtorch-1.13.0", "libtorch-2.6.0"])
+        self.assertEqual(folders, ["libtorch-1.13.0", "libtorch-2.11.0", "libtorch-2.6.0"])
         for name in folders:
             with self.subTest(name):
                 folder = os.path.join(RELEASE_FILES, name)

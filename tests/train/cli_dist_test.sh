@@ -65,7 +65,7 @@ torchrun)
   # dies before starting any worker with its defaults (0), whose enum value
   # Python 3.11's Flag iteration no longer yields; this tees stdout instead.
   if [ "$torchrun_form" = classic_store ]; then
-    if /usr/bin/torchrun --standalone --nproc_per_node 2 --no_python "$gpt2" train $tiny \
+    if $plain_torchrun --standalone --nproc_per_node 2 --no_python "$gpt2" train $tiny \
          --data "$data" --out u --max-steps 3 >u.txt 2>&1 || ! grep -q "use_libuv was requested" u.txt; then
       cat u.txt; echo "torchrun did not fail on libuv as docs/distributed.md says"; exit 1
     fi

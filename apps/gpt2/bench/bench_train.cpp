@@ -22,6 +22,8 @@
 #include "gpt2/runtime/device_line.h"
 #include "gpt2/runtime/runtime.h"
 #include "apps/gpt2/bench/bench_stats.h"
+#include "apps/gpt2/bench/kernel_profile.h"
+#include "apps/gpt2/bench/product_peaks.h"
 #include "apps/gpt2/bench/train_sides.h"
 #include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/model_flags.h"
@@ -36,68 +38,55 @@
 namespace gpt2::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-
 double max_rss_bytes() {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss * 1024.0;
 }
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+// The C++ side's model, optimizer and batch, as `gpt2 train` makes them.
+struct CppSide {
+  GPT model{nullptr};
+  std::unique_ptr<FusedAdamW> opt;
+  torch::Tensor x, y;
+  std::vector<torch::Tensor> params;
+};
 
-// FLOP/s of an 8192^2 product in `dtype` on a GPU, median of 10 after
-// three to warm up: the peak a GPU step's MFU is measured against.
-double device_matmul_peak(const torch::Device& device, torch::ScalarType dtype) {
-  torch::NoGradGuard no_grad;
-  const auto options = torch::TensorOptions().device(device).dtype(dtype);
-  auto a = torch::randn({8192, 8192}, options), b = torch::randn({8192, 8192}, options);
-  std::vector<double> rates;
-  for (int i = 0; i < 13; ++i) {
-    torch::cuda::synchronize();
-    const auto t = Clock::now();
-    auto c = torch::mm(a, b);
-    torch::cuda::synchronize();
-    const double s = since(t);
-    if (i >= 3) rates.push_back(2.0 * 8192 * 8192 * 8192 / s);
-  }
-  return median(rates);
+CppSide cpp_side(const GPTConfig& config, const BenchTrainFlags& f, const torch::Device& device) {
+  torch::manual_seed(0);
+  CppSide s;
+  s.model = GPT(config);
+  s.model->to(device);
+  s.model->train();
+  s.opt = configure_optimizers(
+      *s.model, torch::optim::AdamWOptions(6e-4).betas({0.9, 0.95}).weight_decay(0.1));
+  s.x = torch::randint(config.vocab_size(), {f.batch, f.seq}).to(device);
+  s.y = torch::randint(config.vocab_size(), {f.batch, f.seq}).to(device);
+  s.params = s.model->unique_parameters();
+  return s;
 }
 
-// Float32 FLOP/s of a 2048^2 product, median of 5 after one to warm up:
-// through torch::mm (the system BLAS) or ops::linear on `backend`.
-double matmul_peak(std::optional<MatmulBackend> backend) {
-  torch::NoGradGuard no_grad;
-  const BackendChoice saved = matmul_backend_choice();
-  if (backend) set_matmul_backend(*backend);
-  auto a = torch::randn({2048, 2048}), b = torch::randn({2048, 2048});
-  std::vector<double> rates;
-  for (int i = 0; i < 6; ++i) {
-    const auto t = Clock::now();
-    auto c = backend ? ops::linear(a, b, {}) : torch::mm(a, b);
-    const double s = since(t);
-    if (i > 0) rates.push_back(2.0 * 2048 * 2048 * 2048 / s);
-  }
-  if (saved.forced) set_matmul_backend(saved.backend);
-  else reset_matmul_backend();
-  return median(rates);
+// The C++ side's step, `warmup` untimed then `steps` timed (bench/step_phases.h).
+Phases run_steps(CppSide& s, const BenchTrainFlags& f, int64_t warmup, int64_t steps) {
+  // As Trainer::step: the clip's scaling folded into the optimizer's step.
+  return bench::time_steps(
+      *s.model, *s.opt, [&] { s.opt->zero_grad(); }, [&] { s.opt->clip_grad_norm(s.params, 1.0); },
+      s.x, s.y, warmup, steps, dtype_from_flag(f.dtype));
 }
 
 Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f, const torch::Device& device) {
-  torch::manual_seed(0);
-  GPT model(config);
-  model->to(device);
-  model->train();
-  auto opt = configure_optimizers(
-      *model, torch::optim::AdamWOptions(6e-4).betas({0.9, 0.95}).weight_decay(0.1));
-  auto x = torch::randint(config.vocab_size(), {f.batch, f.seq}).to(device);
-  auto y = torch::randint(config.vocab_size(), {f.batch, f.seq}).to(device);
-  // As Trainer::step: the clip's scaling folded into the optimizer's step.
-  const auto params = model->unique_parameters();
-  return bench::time_steps(
-      *model, *opt, [&] { opt->zero_grad(); }, [&] { opt->clip_grad_norm(params, 1.0); }, x,
-      y, f.warmup, f.steps, dtype_from_flag(f.dtype));
+  CppSide s = cpp_side(config, f, device);
+  return run_steps(s, f, f.warmup, f.steps);
+}
+
+// --profile-steps: the same step again, after its warm-up, under LibTorch's
+// profiler (each phase ends when the device has done its work).
+void print_kernel_profile(const GPTConfig& config, const BenchTrainFlags& f,
+                          const torch::Device& device, std::ostream& out) {
+  CppSide s = cpp_side(config, f, device);
+  run_steps(s, f, std::max(f.warmup, 1), 0);
+  const auto step = [&] { run_steps(s, f, 0, 1); };
+  out << kernel_table(profile_kernels(step, f.profile_steps), 20);
 }
 
 }  // namespace
@@ -115,6 +104,10 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
   const bool kept = keep_freed_memory();  // as `gpt2 train` runs
   const RuntimeInfo rt = runtime_info();
   const bool gpu = !device.is_cpu();
+  if (f.profile_steps > 0 && !gpu) {
+    throw ConfigError(fmt::format("--profile-steps {}: LibTorch's profiler times the kernels of a "
+                                  "GPU step; give --device cuda", f.profile_steps));
+  }
   std::vector<Side> sides = external_sides(config, f, threads, rt);
   fmt::print(out, "bench     {} preset, B {} T {}, AdamW (nanoGPT groups), median of {} steps after "
                   "{} warm-up, {} rounds{}\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds,
@@ -158,6 +151,7 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
                   "a model)\n", tokens / total, flops / total / 1e9, 100 * flops / total / best_peak,
              first_rss / 1e9, max_rss_bytes() / 1e9, f.rounds);
   print_side_rates(sides, tokens, total, gpu, out);
+  if (f.profile_steps > 0) print_kernel_profile(config, f, device, out);
   return 0;
 }
 
@@ -205,6 +199,10 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
                 "that runs out, exits non-zero or prints no figures is reported FAILED, is not "
                 "run again, and the bench goes on")
       ->check(gpt2::app::in_range(1, 86400))->capture_default_str();
+  t->add_option("--profile-steps", f->profile_steps,
+                "On a GPU: after the rounds, run this many C++ steps under LibTorch's profiler "
+                "and print the device time of each kernel, largest first (0: none)")
+      ->check(gpt2::app::in_range(0, 100))->capture_default_str();
   t->add_flag("--no-peer", f->no_peer, "Do not run the Python peer");
   t->add_flag("--no-app", f->no_app, "Do not run the linking app (gpt2-app-step), default or configured");
   t->callback([f, rc] { *rc = run_bench_train(*f, std::cout); });

@@ -1,38 +1,35 @@
 #include "apps/gpt2/init_study/frontier.h"
 
+#include <ATen/Context.h>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "apps/gpt2/common/model_flags.h"
 #include "apps/gpt2/common/progress.h"
-#include "gpt2/runtime/runtime.h"
 #include "apps/gpt2/common/shipped_corpus.h"
+#include "apps/gpt2/init_study/frontier_cost.h"
 #include "apps/gpt2/init_study/frontier_csv.h"
-#include "apps/gpt2/init_study/frontier_plot.h"
 #include "apps/gpt2/init_study/frontier_report.h"
 #include "apps/gpt2/init_study/frontier_run.h"
 #include "gpt2/error.h"
-#include "gpt2/file/output_dir.h"
 #include "gpt2/file/atomic_file.h"
+#include "gpt2/file/output_dir.h"
+#include "gpt2/runtime/device_line.h"
+#include "gpt2/runtime/runtime.h"
 #include "gpt2/train/dataset.h"
+#ifdef GPT2_WITH_PLOT
+#include "apps/gpt2/init_study/frontier_plot.h"
+#endif
 
 namespace gpt2::app {
 namespace {
-
-void require_positive(int64_t value, const char* flag) {
-  if (value <= 0) throw ConfigError(fmt::format("{} must be positive, got {}", flag, value));
-}
-
-template <class T>
-void require_some(const std::vector<T>& values, const char* flag) {
-  if (values.empty()) throw ConfigError(fmt::format("{} names no value", flag));
-}
 
 // "AMD EPYC": the machine the figures come from, as /proc/cpuinfo names it.
 std::string cpu_name() {
@@ -54,6 +51,19 @@ std::string describe(const FrontierCell& c) {
                      c.seed);
 }
 
+#ifdef GPT2_WITH_PLOT
+// Where the pictures say the rows ran: the CPU's model for a CPU grid in
+// float32, else the device and dtype (the rows may come from several
+// GPUs); the clip unless it is the recipe's 1.
+std::string machine(const FrontierGrid& g) {
+  std::string m = g.device == "cpu" && g.dtype == "float32"
+                      ? cpu_name()
+                      : fmt::format("{}, {}", g.device, g.dtype);
+  if (g.clip != 1.0) m += g.clip == 0 ? ", no clipping" : fmt::format(", clip {:g}", g.clip);
+  return m;
+}
+#endif
+
 void report(const std::vector<FrontierRun>& rows, const FrontierGrid& g, std::ostream& out) {
   const std::filesystem::path dir(g.out);
   const std::vector<FrontierSummary> summaries = frontier_summaries(rows);
@@ -65,140 +75,111 @@ void report(const std::vector<FrontierRun>& rows, const FrontierGrid& g, std::os
   out << table.str();
   const std::string text = (dir / "frontier_table.txt").string();
   write_file_atomically(text, table.str());
+#ifdef GPT2_WITH_PLOT
   const std::string subtitle = fmt::format("{} runs, n_embd {}, {} steps of {} x {} chars, {}",
                                            rows.size(), g.n_embd, g.steps, g.batch_size,
-                                           g.block_size, cpu_name());
+                                           g.block_size, machine(g));
   const std::string loss = (dir / "frontier_loss.svg").string();
   const std::string lrs = (dir / "frontier_lr.svg").string();
   plot_frontier_loss(frontier_points(rows), loss, subtitle);
   plot_frontier_lrs(summaries, lrs, subtitle);
   fmt::print(out, "wrote     {}, {}, {}\n", text, loss, lrs);
+#else
+  fmt::print(out, "wrote     {}; no pictures (built without PLplot: the same flags with --report, "
+                  "on a build with it, draw them from the CSV)\n", text);
+#endif
+}
+
+// The cells of the grid (or, for the cost probe, each depth's first) that
+// the CSV lacks.
+std::vector<FrontierCell> cells_left(const FrontierGrid& g, const std::vector<FrontierRun>& rows) {
+  std::vector<FrontierCell> left;
+  std::vector<int64_t> depths_seen;
+  for (const FrontierCell& c : frontier_cells(g)) {
+    if (g.cost_probe) {
+      if (std::find(depths_seen.begin(), depths_seen.end(), c.depth) != depths_seen.end()) continue;
+      depths_seen.push_back(c.depth);
+    }
+    const auto done = [&c](const FrontierRun& r) { return r.cell == c; };
+    if (std::none_of(rows.begin(), rows.end(), done)) left.push_back(c);
+  }
+  return left;
+}
+
+void print_start(const FrontierGrid& g, int64_t vocab, const std::vector<FrontierRun>& rows,
+                 size_t left, const std::string& csv, std::ostream& out) {
+  const FrontierCell first = frontier_cells(g).front();
+  const GPTConfig model = frontier_model(g, vocab, first);
+  fmt::print(out, "model     {} (n_layer, init_residual, init_seed per run)\n", to_string(model));
+  fmt::print(out, "training  {} (lr, min_lr = lr/10, seed per run)\n",
+             to_string(frontier_options(g, first)));
+  std::vector<std::string> schemes;
+  for (ResidualScale s : g.schemes) schemes.push_back(to_string(s));
+  const size_t cells = frontier_cells(g).size();
+  const auto in_grid = [&g](const FrontierRun& r) {
+    const std::vector<FrontierCell> all = frontier_cells(g);
+    return std::find(all.begin(), all.end(), r.cell) != all.end();
+  };
+  const auto done = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), in_grid));
+  fmt::print(out, "grid      schemes {}, depths {}, lrs {}, seeds {}: {} runs, {} in {} already, "
+             "{} to run{}\n", fmt::join(schemes, ","), fmt::join(g.depths, ","),
+             fmt::join(g.lrs, ","), fmt::join(g.seeds, ","), cells, done, csv, left,
+             g.cost_probe ? " (the cost probe: each depth's first cell)"
+                          : g.report_only ? " (--report runs none)" : "");
+  fmt::print(out, "runtime   {}, {}\n", runtime_line(runtime_info()), cpu_name());
+  if (g.report_only) return;
+  const torch::Device device = device_from_flag(g.device);
+  const torch::ScalarType dtype = dtype_from_flag(g.dtype);
+  const std::string precision =
+      g.dtype == "float32" ? "throughout" : "autocast (weights, gradients, AdamW in float32)";
+  if (device.is_cuda()) {
+    fmt::print(out, "device    {}\n",
+               device_line(device, dtype, precision, model, g.batch_size, g.block_size));
+  } else if (g.dtype != "float32") {
+    fmt::print(out, "device    {}, {} {}\n", device.str(), g.dtype, precision);
+  }
 }
 
 }  // namespace
 
-std::vector<std::string> frontier_profile_names() { return {"full", "smoke"}; }
-
-FrontierGrid frontier_profile(const std::string& name) {
-  FrontierGrid g;
-  g.schemes.assign(std::begin(kStudySchemes), std::end(kStudySchemes));
-  if (name == "full") {
-    // Sized in docs/init.md ("Cost"): 336 runs, a few hours on 2 cores.
-    g.depths = {4, 8, 16, 32};
-    g.lrs = {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1};
-    g.seeds = {1, 2, 3};
-    g.n_embd = 64;
-    g.n_head = 4;
-    g.block_size = 64;
-    g.batch_size = 16;
-    g.steps = 250;
-    g.warmup_steps = 25;
-    g.eval_interval = 50;
-    g.eval_steps = 8;
-  } else if (name == "smoke") {
-    // For the test suite: 24 runs in seconds, every part of the command.
-    g.depths = {2, 4};
-    g.lrs = {1e-3, 1e-2, 1e-1};
-    g.seeds = {1};
-    g.n_embd = 32;
-    g.n_head = 2;
-    g.block_size = 32;
-    g.batch_size = 8;
-    g.steps = 24;
-    g.warmup_steps = 4;
-    g.eval_interval = 12;
-    g.eval_steps = 2;
-  } else {
-    throw ConfigError(fmt::format("unknown frontier profile '{}'; known: {}", name,
-                                  fmt::join(frontier_profile_names(), ", ")));
-  }
-  return g;
-}
-
-void validate(const FrontierGrid& g) {
-  require_some(g.schemes, "--schemes");
-  require_some(g.depths, "--depths");
-  require_some(g.lrs, "--lrs");
-  require_some(g.seeds, "--seeds");
-  for (int64_t d : g.depths) require_positive(d, "--depths");
-  for (double lr : g.lrs) {
-    if (!(lr > 0) || !std::isfinite(lr)) {
-      throw ConfigError(fmt::format("--lrs must be positive, finite learning rates, got {}", lr));
-    }
-  }
-  require_positive(g.n_embd, "--n-embd");
-  require_positive(g.n_head, "--n-head");
-  require_positive(g.block_size, "--block-size");
-  require_positive(g.batch_size, "--batch-size");
-  require_positive(g.steps, "--steps");
-  // A bound a person can mean: a million steps of the smallest model is a
-  // day per run here, and the grid has hundreds.
-  if (g.steps > 1'000'000) {
-    throw ConfigError(fmt::format("--steps must be at most 1000000 per run, got {}", g.steps));
-  }
-  require_positive(g.eval_interval, "--eval-interval");
-  require_positive(g.eval_steps, "--eval-steps");
-  if (g.warmup_steps < 0 || g.warmup_steps > g.steps) {
-    throw ConfigError(fmt::format("--warmup-steps must be in [0, --steps {}], got {}", g.steps,
-                                  g.warmup_steps));
-  }
-  // The shape's and the recipe's own rules, with a stand-in vocabulary: the
-  // data's is only known once it is prepared.
-  for (const FrontierCell& c : frontier_cells(g)) {
-    frontier_model(g, 65, c).validate();
-    frontier_options(g, c).validate();
-  }
-}
-
-std::vector<FrontierCell> frontier_cells(const FrontierGrid& g) {
-  std::vector<FrontierCell> cells;
-  for (uint64_t seed : g.seeds) {
-    for (int64_t depth : g.depths) {
-      for (double lr : g.lrs) {
-        for (ResidualScale scheme : g.schemes) {
-          const FrontierCell c{scheme, depth, lr, seed};
-          if (std::find(cells.begin(), cells.end(), c) == cells.end()) cells.push_back(c);
-        }
-      }
-    }
-  }
-  return cells;
-}
-
 std::vector<FrontierRun> run_frontier(const FrontierGrid& g, std::ostream& out) {
   validate(g);
+  // Runs need their device, named and present, before anything is written.
+  if (!g.report_only && device_from_flag(g.device).is_cuda()) {
+    at::globalContext().setFloat32MatmulPrecision("high");  // as `gpt2 train`: TF32 probes
+  }
   // Given data is read before OUT is made, so a wrong --data leaves nothing behind.
   if (!g.data.empty()) read_dataset_meta(g.data);
   const std::filesystem::path dir(g.out);
+  const std::string csv = (dir / "frontier.csv").string();
+  if (g.report_only && !std::filesystem::exists(csv)) {
+    throw FileError(fmt::format("--report: no '{}' to report on: run the grid first", csv));
+  }
   make_output_dir(g.out, "study folder (--out)");
   const FolderLock lock(g.out);  // one grid at a time appends to its CSV
   const std::string data =
       g.data.empty() ? prepare_shipped_corpus((dir / "data-char").string(), "char", out) : g.data;
   const int64_t vocab = read_dataset_meta(data).vocab_size;
   check_or_record_settings((dir / "frontier_grid.txt").string(), frontier_settings(g, vocab));
-  const std::string csv = (dir / "frontier.csv").string();
   std::vector<FrontierRun> rows = read_frontier_csv(csv, out);
-  std::vector<FrontierCell> left;
-  for (const FrontierCell& c : frontier_cells(g)) {
-    const auto done = [&c](const FrontierRun& r) { return r.cell == c; };
-    if (std::none_of(rows.begin(), rows.end(), done)) left.push_back(c);
-  }
-  const FrontierCell first = frontier_cells(g).front();
-  fmt::print(out, "model     {} (n_layer, init_residual, init_seed per run)\n",
-             to_string(frontier_model(g, vocab, first)));
-  fmt::print(out, "training  {} (lr, min_lr = lr/10, seed per run)\n",
-             to_string(frontier_options(g, first)));
-  std::vector<std::string> schemes;
-  for (ResidualScale s : g.schemes) schemes.push_back(to_string(s));
-  fmt::print(out, "grid      schemes {}, depths {}, lrs {}, seeds {}: {} runs, {} in {} already, "
-             "{} to run\n", fmt::join(schemes, ","), fmt::join(g.depths, ","),
-             fmt::join(g.lrs, ","), fmt::join(g.seeds, ","), frontier_cells(g).size(),
-             frontier_cells(g).size() - left.size(), csv, left.size());
-  fmt::print(out, "runtime   {}, {}\n", runtime_line(runtime_info()), cpu_name());
+  std::vector<FrontierCell> left = cells_left(g, rows);
+  print_start(g, vocab, rows, left.size(), csv, out);
+  if (g.report_only) left.clear();
   out.flush();
+  const auto began = std::chrono::steady_clock::now();
   double cost_left = 0, cost_done = 0, seconds = 0;
   for (const FrontierCell& c : left) cost_left += cost(c);
   for (size_t i = 0; i < left.size(); ++i) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const double next = expected_seconds(rows, g.steps, left[i]);
+    if (g.time_limit > 0 && i > 0 && elapsed + next > g.time_limit) {
+      fmt::print(out, "stopped   at --time-limit {:g} s after {} runs in {}: the next ({}) takes "
+                 "about {}; {} runs left, which the same command runs\n", g.time_limit, i,
+                 format_duration(elapsed), describe(left[i]), format_duration(next),
+                 left.size() - i);
+      break;
+    }
     const FrontierRun run = train_cell(g, left[i], data);
     append_frontier_row(csv, run);
     rows.push_back(run);
@@ -211,7 +192,16 @@ std::vector<FrontierRun> run_frontier(const FrontierGrid& g, std::ostream& out) 
                left.size() - i - 1, format_duration(seconds / cost_done * cost_left));
     out.flush();
   }
-  if (!rows.empty()) report(rows, g, out);
+  if (g.cost_probe) {
+    std::ostringstream table;
+    print_frontier_costs(g, rows, table);
+    out << table.str();
+    const std::string path = (dir / "frontier_cost.txt").string();
+    write_file_atomically(path, table.str());
+    fmt::print(out, "wrote     {}\n", path);
+  } else if (!rows.empty()) {
+    report(rows, g, out);
+  }
   return rows;
 }
 

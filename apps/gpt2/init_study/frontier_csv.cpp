@@ -154,6 +154,11 @@ std::string frontier_settings(const FrontierGrid& grid, int64_t vocab_size) {
     if (key != "lr" && key != "min_lr" && key != "seed") fmt::print(s, "train.{} {}\n", key, text);
   }
   fmt::print(s, "data {}\n", grid.data.empty() ? "shipped corpus, char-level" : grid.data);
+  // Off the CPU's float32 only, so that every CPU grid records the same
+  // lines: the device's kind (cuda:1 continues cuda:0's grid) and the dtype.
+  const std::string kind = grid.device.rfind("cuda", 0) == 0 ? "cuda" : grid.device;
+  if (kind != "cpu") fmt::print(s, "device {}\n", kind);
+  if (grid.dtype != "float32") fmt::print(s, "dtype {}\n", grid.dtype);
   return s.str();
 }
 

@@ -33,7 +33,8 @@ void append_frontier_row(const std::string& path, const FrontierRun& run);
 
 /// The settings a grid's rows share, one `key value` per line: every model
 /// and training field of a run except those its cell sets (depth, scheme,
-/// seed, learning rates), and the data folder.
+/// seed, learning rates; `--clip` is train.grad_clip, 0 when off), the data
+/// folder, and, unless the CPU's float32, the device's kind and the dtype.
 std::string frontier_settings(const FrontierGrid& grid, int64_t vocab_size);
 /// Records `settings` in `path`, or, when `path` holds settings already,
 /// throws ConfigError naming each one that differs (recorded and given).

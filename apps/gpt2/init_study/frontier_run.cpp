@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "apps/gpt2/common/model_flags.h"
 #include "apps/gpt2/common/train_presets.h"
 #include "apps/gpt2/init_study/frontier_probe.h"
 #include "gpt2/model/gpt.h"
@@ -20,13 +21,13 @@ namespace {
 constexpr uint64_t kValSeedOffset = 2;
 
 std::vector<Batch> val_batches(const FrontierGrid& grid, const FrontierCell& cell,
-                               const std::string& data_dir) {
+                               const std::string& data_dir, const torch::Device& device) {
   TokenLoader loader(std::make_shared<const TokenFile>(data_dir + "/val.bin"), grid.batch_size,
                      grid.block_size, cell.seed + kValSeedOffset);
   std::vector<Batch> batches;
   for (int64_t i = 0; i < grid.eval_steps; ++i) {
     const Batch b = loader.next();  // the loader's buffers: copied before the next draw
-    batches.push_back({b.x.clone(), b.y.clone()});
+    batches.push_back({b.x.clone().to(device), b.y.clone().to(device)});
   }
   return batches;
 }
@@ -42,18 +43,22 @@ GPTConfig frontier_model(const FrontierGrid& grid, int64_t vocab_size, const Fro
 TrainOptions frontier_options(const FrontierGrid& grid, const FrontierCell& cell) {
   return train_preset("nano").train.batch_size(grid.batch_size).grad_accum(1)
       .max_steps(grid.steps).warmup_steps(grid.warmup_steps).lr(cell.lr).min_lr(cell.lr / 10)
-      .beta1(0.9).beta2(0.95).grad_clip(1.0).eval_interval(grid.eval_interval)
+      .beta1(0.9).beta2(0.95).grad_clip(grid.clip).eval_interval(grid.eval_interval)
       .eval_steps(grid.eval_steps).checkpoint_interval(0).seed(cell.seed);
 }
 
 FrontierRun train_cell(const FrontierGrid& grid, const FrontierCell& cell,
                        const std::string& data_dir, const LossHook& loss_hook) {
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<Batch> val = val_batches(grid, cell, data_dir);
+  const torch::Device device = device_from_flag(grid.device);
+  const std::vector<Batch> val = val_batches(grid, cell, data_dir, device);
+  // Drawn on the CPU, as every run of the seed draws it, then moved.
+  GPT model(frontier_model(grid, read_dataset_meta(data_dir).vocab_size, cell));
+  model->to(device);
   // The trainer's step, driven here rather than by run_training: the study
   // probes at each evaluation and writes no checkpoint.
-  Trainer trainer(GPT(frontier_model(grid, read_dataset_meta(data_dir).vocab_size, cell)),
-                  frontier_options(grid, cell), data_dir);
+  Trainer trainer(std::move(model), frontier_options(grid, cell), data_dir);
+  trainer.set_precision(dtype_from_flag(grid.dtype));
   trainer.loss_hook = loss_hook;
   const TrainOptions& o = trainer.options();
   FrontierRun run;

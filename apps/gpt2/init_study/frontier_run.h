@@ -20,15 +20,17 @@ namespace gpt2::app {
 /// data's vocabulary, and `cell.scheme` seeded from `cell.seed`.
 GPTConfig frontier_model(const FrontierGrid& grid, int64_t vocab_size, const FrontierCell& cell);
 /// The recipe of `cell`: the nano preset's schedule (warm-up, cosine to
-/// lr / 10, clip 1.0) with AdamW betas 0.9 / 0.95, the grid's batch, steps
-/// and warm-up, peak rate `cell.lr`, seed `cell.seed`, no checkpoints.
+/// lr / 10) with AdamW betas 0.9 / 0.95, the grid's clip, batch, steps and
+/// warm-up, peak rate `cell.lr`, seed `cell.seed`, no checkpoints.
 TrainOptions frontier_options(const FrontierGrid& grid, const FrontierCell& cell);
 
 /// Maps a micro-batch's loss before backward (steps done, loss); tests use
 /// it to make a run diverge.
 using LossHook = std::function<torch::Tensor(int64_t, const torch::Tensor&)>;
 
-/// Trains `cell` on the prepared data in `data_dir`. The val batches
+/// Trains `cell` on the prepared data in `data_dir`, on grid.device with
+/// grid.dtype's autocast (the model drawn on the CPU, then moved). The
+/// probes run in float32. The val batches
 /// (grid.eval_steps of them, drawn from val.bin by cell.seed) are the same
 /// for every run of one seed; they are probed (loss, stream RMS, attention
 /// logits) at step 0, every grid.eval_interval steps and at the end. The

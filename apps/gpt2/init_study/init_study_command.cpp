@@ -2,8 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "apps/gpt2/init_study/sweep.h"
 #include "apps/gpt2/init_study/frontier.h"
+#ifdef GPT2_WITH_PLOT
+#include "apps/gpt2/init_study/sweep.h"
+#endif
 
 namespace gpt2::app {
 
@@ -12,7 +14,9 @@ void add_init_study_command(CLI::App& app, int* rc) {
       "init-study",
       "What GPT-2's residual scale does: depth sweep at init, learning-rate frontier in training");
   study->require_subcommand(1);
+#ifdef GPT2_WITH_PLOT  // the sweep's product is its pictures
   add_sweep_command(*study, rc);
+#endif
   add_frontier_command(*study, rc);
 }
 

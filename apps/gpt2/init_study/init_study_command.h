@@ -6,7 +6,8 @@
 
 namespace gpt2::app {
 
-/// Registers `init-study sweep` and `init-study frontier` on `app`.
+/// Registers `init-study frontier` on `app`, and `init-study sweep` where
+/// the build draws pictures (GPT2_WITH_PLOT).
 void add_init_study_command(CLI::App& app, int* rc);
 
 }  // namespace gpt2::app

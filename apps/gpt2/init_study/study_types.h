@@ -78,10 +78,27 @@ struct FrontierGrid {
   int64_t eval_interval = 0;
   /// Val batches per evaluation.
   int64_t eval_steps = 0;
+  /// Gradient-norm clip; 0: none (`--clip off`).
+  double clip = 1.0;
+  /// Where the runs train (`cpu`, `cuda`, `cuda:N`) and the precision of
+  /// their products (`float32`, or `bfloat16` autocast): the train
+  /// command's --device and --dtype. The grid records the device's kind.
+  std::string device = "cpu";
+  std::string dtype = "float32";
   /// Prepared char-level data; empty: the shipped corpus, prepared into OUT/data-char.
   std::string data;
   /// Folder of frontier.csv, its settings, the table and the pictures.
   std::string out = ".";
+
+  // How one invocation runs; not recorded.
+  /// Seconds after which no run starts that would end past them (the time
+  /// the finished runs took per block predicts the next); 0: no limit.
+  double time_limit = 0;
+  /// Run only the grid's first cell of each depth, then print and write
+  /// the cost table (frontier_cost.h) instead of the report.
+  bool cost_probe = false;
+  /// Run nothing: the report (table, pictures) from the CSV's rows alone.
+  bool report_only = false;
 };
 
 /// One point of the grid.

@@ -17,12 +17,16 @@ namespace {
 // is no such reply: a length beyond memory (the store client allocates what
 // the peer announced, so a stranger's bytes become bad_alloc), a reply of
 // the wrong kind (1.13) or a wrong answer to the ping 2.x's client opens
-// with. The message built on it points at the port, the likely cause.
+// with (each release words it otherwise). The message built on it points
+// at the port, the likely cause.
 std::string stranger_reply(const std::exception& e) {
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return "a length larger than memory";
   const std::string what = first_line(e);
   if (what.find("response is expected") != std::string::npos) return what;
-  if (what.find("invalid nonce returned") != std::string::npos) return "a wrong answer to a ping";
+  if (what.find("invalid nonce returned") != std::string::npos ||  // 2.6
+      what.find("Ping failed") != std::string::npos) {              // 2.11
+    return "a wrong answer to a ping";
+  }
   return "";
 }
 
