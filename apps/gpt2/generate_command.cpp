@@ -34,6 +34,7 @@ SamplingOptions GenerateFlags::sampling(int64_t stop_token) const {
       .seed(seed)
       .stop_token(stop_token)
       .use_cache(!no_cache)
+      .cuda_graphs(!no_cuda_graphs)
       .prompt_lookup(prompt_lookup);
 }
 
@@ -78,8 +79,11 @@ int run_generate(const GenerateFlags& flags, std::ostream& text, std::ostream& s
              prompt.size(), generated, 1000 * first_token_s, rate,
              options.prompt_lookup() > 0 ? fmt::format("KV cache, prompt lookup {}",
                                                        options.prompt_lookup())
-             : options.use_cache()       ? std::string("KV cache")
-                                         : std::string("no cache: full recompute per token"));
+             : !options.use_cache()      ? std::string("no cache: full recompute per token")
+             : device.is_cuda()          ? fmt::format("KV cache, {}", options.cuda_graphs()
+                                                                       ? "CUDA graphs"
+                                                                       : "no CUDA graphs")
+                                         : std::string("KV cache"));
   if (options.prompt_lookup() > 0) {
     fmt::print(stats,
                "lookup    {} tokens proposed, {} accepted ({:.0f}%); {} forwards for {} tokens "
@@ -123,6 +127,8 @@ void add_generate_command(CLI::App& app, int* rc) {
       ->check(gpt2::app::in_range(int64_t{0}, int64_t{64}));
   cmd->add_flag("--no-cache", flags->no_cache,
                 "Recompute the whole context per token (nanoGPT's way) instead of a KV cache");
+  cmd->add_flag("--no-cuda-graphs", flags->no_cuda_graphs,
+                "On a GPU, run each decoding step op by op instead of replaying a CUDA graph");
   cmd->add_option("--bpe-dir", flags->bpe_dir,
                   "Folder with GPT-2's encoder.json and vocab.bpe (default: the shipped copy)");
   cmd->callback([flags, rc] { *rc = run_generate(*flags, std::cout, std::cerr); });

@@ -28,6 +28,8 @@ struct GenerateFlags {
   double top_p = 1.0;
   uint64_t seed = 1337;
   bool no_cache = false;
+  /// --no-cuda-graphs: on a GPU, run each decoding step op by op.
+  bool no_cuda_graphs = false;
   /// --weights: fp32, bf16 or int8.
   std::string weights = "fp32";
   /// --dtype: float32, bfloat16 or float16 (a GPU's decoding dtype).

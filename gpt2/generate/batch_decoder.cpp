@@ -7,7 +7,8 @@
 #include "gpt2/error.h"
 
 namespace gpt2 {
-BatchDecoder::BatchDecoder(GPTImpl& model, bool use_cache) : model_(model), use_cache_(use_cache) {}
+BatchDecoder::BatchDecoder(GPTImpl& model, bool use_cache, DecodeSteps steps)
+    : model_(model), use_cache_(use_cache), steps_(steps) {}
 
 int64_t BatchDecoder::add(const std::vector<int64_t>& prompt) {
   if (prompt.empty()) throw InputError("a prompt of 0 tokens: there is nothing to continue");
@@ -53,6 +54,7 @@ void BatchDecoder::remove(int64_t id) {
   order_.erase(it);
   tokens_.erase(id);
   if (order_.empty()) {
+    step_.reset();
     cache_.reset();
     cache_valid_ = false;
     awaiting_append_ = false;
@@ -91,7 +93,10 @@ torch::Tensor BatchDecoder::rebuild() {
     for (int64_t j = 0; j < n; ++j) a[r][width - n + j] = t[t.size() - n + j];
   }
   const auto& weight = model_.lm_head->weight;
-  if (!cache_ || cache_->batch() != rows) cache_.emplace(model_.config, rows, weight.options());
+  if (!cache_ || cache_->batch() != rows) {
+    step_.reset();
+    cache_.emplace(model_.config, rows, weight.options(), steps_ != DecodeSteps::kDynamic);
+  }
   cache_->clear();
   cache_->set_padding(pads);
   cache_valid_ = use_cache_;
@@ -106,14 +111,26 @@ torch::Tensor BatchDecoder::next_logits() {
   if (!cache_valid_ || cache_->length() >= model_.config.block_size()) return rebuild();
   std::vector<int64_t> last;
   for (const int64_t id : order_) last.push_back(tokens_[id].back());
-  const auto column = torch::tensor(last, torch::kLong).unsqueeze(1);  // (rows, 1)
-  return model_.forward_cached(column.to(model_.lm_head->weight.device()), *cache_);
+  const auto column = torch::tensor(last, torch::kLong).unsqueeze(1)   // (rows, 1)
+                          .to(model_.lm_head->weight.device());
+  if (steps_ == DecodeSteps::kDynamic) return model_.forward_cached(column, *cache_);
+  if (!step_) {
+    step_ = std::make_unique<DecodeStep>(model_, *cache_, steps_ == DecodeSteps::kGraphed);
+  }
+  return (*step_)(column);  // ids checked by add() and append()
 }
 
 void BatchDecoder::append(const std::vector<int64_t>& tokens) {
   if (tokens.size() != order_.size()) {
     throw InputError(fmt::format("append needs one token per row ({}), got {}", order_.size(),
                                  tokens.size()));
+  }
+  const int64_t vocab = model_.config.vocab_size();
+  for (size_t r = 0; r < tokens.size(); ++r) {
+    if (tokens[r] < 0 || tokens[r] >= vocab) {
+      throw InputError(fmt::format("token id {} appended to row {} is outside the vocabulary "
+                                   "[0, {})", tokens[r], r, vocab));
+    }
   }
   for (size_t r = 0; r < tokens.size(); ++r) tokens_[order_[r]].push_back(tokens[r]);
   awaiting_append_ = false;

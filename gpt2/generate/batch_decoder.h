@@ -7,9 +7,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "gpt2/generate/decode_step.h"
 #include "gpt2/model/gpt.h"
 #include "gpt2/model/kv_cache.h"
 
@@ -20,8 +23,10 @@ class BatchDecoder {
  public:
   /// Decodes with `model` (which must outlive this), with a KV cache or, if
   /// `use_cache` is false, recomputing every sequence's context per step
-  /// (nanoGPT's way; the same logits).
-  explicit BatchDecoder(GPTImpl& model, bool use_cache = true);
+  /// (nanoGPT's way; the same logits). `steps` says how a step over the
+  /// cache runs (DecodeSteps; the same logits to float rounding).
+  explicit BatchDecoder(GPTImpl& model, bool use_cache = true,
+                        DecodeSteps steps = DecodeSteps::kDynamic);
 
   /// Adds a sequence starting with `prompt`; returns its id (0, 1, ... in
   /// the order added). Throws InputError for an empty prompt or an id
@@ -48,17 +53,26 @@ class BatchDecoder {
   /// the previous call.
   torch::Tensor next_logits();
   /// Appends tokens[r] to the sequence of row r (ids() order), one per row.
+  /// Throws InputError, appending nothing, for a count other than the rows'
+  /// or an id outside the vocabulary.
   void append(const std::vector<int64_t>& tokens);
+
+  /// Whether the steps so far replayed a CUDA graph (DecodeSteps::kGraphed
+  /// on a CUDA device), and, where they were asked to and did not, why.
+  bool graphed() const { return step_ && step_->graphed() && step_->captures() > 0; }
+  std::string why_not_graphed() const { return step_ ? step_->why_not_graphed() : ""; }
 
  private:
   torch::Tensor rebuild();  // every context again, padded on the left
 
   GPTImpl& model_;
   bool use_cache_;
+  DecodeSteps steps_;
   int64_t next_id_ = 0;
   std::map<int64_t, std::vector<int64_t>> tokens_;
   std::vector<int64_t> order_;
   std::optional<KVCache> cache_;
+  std::unique_ptr<DecodeStep> step_;  // over *cache_, for fixed-shape steps
   bool cache_valid_ = false;  // the cache holds every token but each row's last
   bool awaiting_append_ = false;
 };

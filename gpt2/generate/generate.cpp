@@ -127,7 +127,9 @@ std::vector<std::vector<int64_t>> generate(GPTImpl& model,
   std::vector<std::vector<int64_t>> out(prompts.size());
   if (prompts.empty()) return out;
   // One batch of every prompt; the decoder's ids are the prompts' indices.
-  BatchDecoder decoder(model, options.use_cache());
+  const bool graphs = options.cuda_graphs() && model.lm_head->weight.device().is_cuda();
+  BatchDecoder decoder(model, options.use_cache(),
+                       graphs ? DecodeSteps::kGraphed : DecodeSteps::kDynamic);
   for (const auto& prompt : prompts) decoder.add(prompt);
   for (int64_t n = 0; n < options.max_new_tokens() && !decoder.empty(); ++n) {
     const auto next = sample_next(decoder.next_logits(), options, generator).to(torch::kCPU);

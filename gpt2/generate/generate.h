@@ -36,6 +36,12 @@ struct SamplingOptions {
   /// Decode with a KV cache (one new position per step) rather than
   /// recomputing the whole context per token, as nanoGPT does.
   TORCH_ARG(bool, use_cache) = true;
+  /// On a CUDA device, replay each decoding step over the cache from a CUDA
+  /// graph (DecodeSteps::kGraphed: one launch a token instead of one per
+  /// op); false runs the ops one by one. The logits agree to float
+  /// rounding, so greedy text differs only where a row's two best logits
+  /// do. Elsewhere it changes nothing.
+  TORCH_ARG(bool, cuda_graphs) = true;
   /// Prompt-lookup decoding (greedy only): each step proposes up to this
   /// many tokens, the continuation of the last n-gram's latest earlier
   /// occurrence in the context, and checks them in one forward; 0 is off.

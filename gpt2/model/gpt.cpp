@@ -178,6 +178,28 @@ torch::Tensor GPTImpl::forward_cached_all(const torch::Tensor& idx, KVCache& cac
   return lm_head(cached_hidden(idx, cache));             // (B, T, V)
 }
 
+torch::Tensor GPTImpl::forward_step(const torch::Tensor& idx, KVCache& cache) {
+  KVCache::Step step(cache);  // append() writes at the device's length
+  const torch::Device here = lm_head->weight.device();
+  if (!idx.defined() || idx.dim() != 2 || idx.size(0) != cache.batch() || idx.size(1) != 1 ||
+      idx.scalar_type() != torch::kLong || idx.device() != here) {
+    throw InputError(fmt::format(
+        "forward_step takes idx ({}, 1) int64 on {}, got {}", cache.batch(), here.str(),
+        idx.defined() ? c10::str(c10::toString(idx.scalar_type()), " ", idx.sizes(), " on ",
+                                 idx.device())
+                      : std::string("an undefined tensor")));
+  }
+  ops::ThreadScope threads;
+  auto x = transformer->drop(transformer->wte(idx) +                   // (B, 1, C)
+                             transformer->wpe(cache.step_positions()));  // (B, 1, C)
+  const auto mask = cache.step_mask();                                   // (B, 1, 1, S)
+  size_t layer = 0;
+  for (const auto& block : *transformer->h) {
+    x = block->as<BlockImpl>()->forward(x, &cache, layer++, mask);
+  }
+  return lm_head(transformer->ln_f(x).select(1, 0));                    // (B, V)
+}
+
 torch::Tensor GPTImpl::cached_hidden(const torch::Tensor& idx, KVCache& cache) {
   check_idx(*this, idx);
   if (idx.size(0) != cache.batch()) {

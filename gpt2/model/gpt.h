@@ -108,6 +108,18 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// vocab_size): one forward checks several proposed tokens.
   torch::Tensor forward_cached_all(const torch::Tensor& idx, KVCache& cache);
 
+  /// One decoding step of fixed shapes, which a CUDA graph can capture and
+  /// replay: idx (B, 1) holds each row's token at the position the
+  /// cache's device copy of length() names (set by cache.sync_step()
+  /// before the step; the cache must be made with fixed_shapes). Writes
+  /// that slot of every layer, attends over all block_size slots through
+  /// cache.step_mask(), and returns the logits (B, vocab_size), equal to
+  /// forward_cached's to float rounding. It reads nothing back from the
+  /// device, so it checks idx's shape, dtype and device but not its ids
+  /// (check_token_ids first), and it does not advance the cache: the
+  /// caller calls cache.advance(1).
+  torch::Tensor forward_step(const torch::Tensor& idx, KVCache& cache);
+
   /// idx (B, T) -> token + position embeddings (B, T, n_embd), the
   /// residual stream entering block 0. Validates idx like forward.
   torch::Tensor embed(const torch::Tensor& idx);

@@ -4,6 +4,7 @@
 #include <c10/util/StringUtil.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "gpt2/error.h"
 
@@ -16,22 +17,85 @@ void check(bool ok, const Parts&... parts) {
   if (!ok) throw InputError(c10::str(parts...));
 }
 
+// A fresh name for a layout (KVCache::layout), unique in the process.
+int64_t next_layout() {
+  static std::atomic<int64_t> last{0};
+  return ++last;
+}
+
 }  // namespace
 
-KVCache::KVCache(const GPTConfig& config, int64_t batch, const torch::TensorOptions& options)
-    : capacity_(config.block_size()), batch_(batch) {
+KVCache::KVCache(const GPTConfig& config, int64_t batch, const torch::TensorOptions& options,
+                 bool fixed_shapes)
+    : capacity_(config.block_size()), batch_(batch), fixed_(fixed_shapes), layout_(next_layout()) {
   check(batch >= 1, "KVCache batch must be at least 1, got ", batch);
   const int64_t nh = config.n_head(), hs = config.n_embd() / config.n_head();
   try {
     for (int64_t i = 0; i < config.n_layer(); ++i) {
-      keys_.push_back(torch::empty({batch, nh, capacity_, hs}, options));
-      values_.push_back(torch::empty({batch, nh, capacity_, hs}, options));
+      // A fixed-shape step reads every slot, the unwritten ones masked:
+      // zeros, as 0 * NaN would reach the output.
+      keys_.push_back(fixed_ ? torch::zeros({batch, nh, capacity_, hs}, options)
+                             : torch::empty({batch, nh, capacity_, hs}, options));
+      values_.push_back(fixed_ ? torch::zeros({batch, nh, capacity_, hs}, options)
+                               : torch::empty({batch, nh, capacity_, hs}, options));
     }
   } catch (const c10::Error&) {  // sizes that overflow, or memory that ran out
     const double bytes = 2.0 * config.n_layer() * batch * capacity_ * config.n_embd();
     check(false, "a KV cache of ", batch, " rows (", bytes * options.dtype().itemsize() / 1e9,
           " GB) cannot be allocated");
   }
+  if (fixed_) {
+    const auto longs = torch::TensorOptions(torch::kLong).device(options.device());
+    step_length_ = torch::zeros({1}, longs);
+    slots_ = torch::arange(capacity_, longs);
+    set_step_pads();
+  }
+}
+
+void KVCache::clear() {
+  length_ = 0;
+  padding_ = torch::Tensor();
+  if (fixed_) set_step_pads();
+}
+
+void KVCache::set_step_pads() {
+  step_pads_ = padding_.defined()
+                   ? padding_.clone()
+                   : torch::zeros({batch_}, torch::TensorOptions(torch::kLong).device(slots_.device()));
+  layout_ = next_layout();
+}
+
+void KVCache::sync_step() {
+  check(fixed_, "KVCache::sync_step needs a cache made with fixed_shapes");
+  check(length_ < capacity_, "KVCache holds ", capacity_, " positions, all filled: no room for "
+        "a step");
+  step_length_.fill_(length_);
+}
+
+KVCache::Step::Step(KVCache& cache) : cache_(cache) {
+  check(cache.fixed_, "a fixed-shape step needs a KV cache made with fixed_shapes");
+  cache.stepping_ = true;
+}
+
+torch::Tensor KVCache::step_positions() const {
+  check(fixed_, "KVCache::step_positions needs a cache made with fixed_shapes");
+  return (step_length_ - step_pads_).clamp_min(0).unsqueeze(1);  // (B, 1)
+}
+
+torch::Tensor KVCache::step_mask() const {
+  check(fixed_, "KVCache::step_mask needs a cache made with fixed_shapes");
+  const auto slot = slots_.view({1, capacity_});
+  const auto after = slot.gt(step_length_.view({1, 1}));      // (1, S)
+  const auto padded = slot.lt(step_pads_.view({batch_, 1}));  // (B, S)
+  return (after | padded).view({batch_, 1, 1, capacity_});    // (B, 1, 1, S)
+}
+
+std::pair<torch::Tensor, torch::Tensor> KVCache::append_step(size_t layer, const torch::Tensor& k,
+                                                             const torch::Tensor& v) {
+  check(k.size(2) == 1, "a fixed-shape step writes one position, got ", k.size(2));
+  keys_[layer].index_copy_(2, step_length_, k);
+  values_[layer].index_copy_(2, step_length_, v);
+  return {keys_[layer], values_[layer]};
 }
 
 std::pair<torch::Tensor, torch::Tensor> KVCache::append(size_t layer, const torch::Tensor& k,
@@ -45,6 +109,7 @@ std::pair<torch::Tensor, torch::Tensor> KVCache::append(size_t layer, const torc
         "and its parameters' options");
   const int64_t t = k.size(2), end = length_ + t;
   check(k.size(0) == batch_, "KVCache holds ", batch_, " rows, got ", k.size(0));
+  if (stepping_) return append_step(layer, k, v);
   check(end <= capacity_, "KVCache holds ", capacity_, " positions; ", length_, " are filled and ",
         t, " more do not fit");
   keys_[layer].narrow(2, length_, t).copy_(k);
@@ -74,6 +139,7 @@ void KVCache::set_padding(const std::vector<int64_t>& pads) {
     any = any || p > 0;
   }
   padding_ = any ? torch::tensor(pads, torch::kLong).to(keys_.front().device()) : torch::Tensor();
+  if (fixed_) set_step_pads();
 }
 
 void KVCache::keep_rows(const std::vector<int64_t>& rows) {
@@ -91,6 +157,8 @@ void KVCache::keep_rows(const std::vector<int64_t>& rows) {
     if (padding_.max().item<int64_t>() == 0) padding_ = torch::Tensor();
   }
   batch_ = static_cast<int64_t>(rows.size());
+  layout_ = next_layout();
+  if (fixed_) set_step_pads();
 }
 
 void KVCache::append_rows(const KVCache& other) {
@@ -121,6 +189,8 @@ void KVCache::append_rows(const KVCache& other) {
   padding_ = pads.max().item<int64_t>() > 0 ? pads : torch::Tensor();
   batch_ += other.batch_;
   length_ = width;
+  layout_ = next_layout();
+  if (fixed_) set_step_pads();
 }
 
 }  // namespace gpt2

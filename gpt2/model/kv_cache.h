@@ -16,12 +16,21 @@ namespace gpt2 {
 /// allocated once at construction: appending never reallocates. Positions
 /// [0, length()) are filled; new tokens take absolute positions from
 /// length() on.
+///
+/// A cache made with `fixed_shapes` also serves decoding steps whose
+/// shapes do not change from token to token (GPTImpl::forward_step), which
+/// a CUDA graph can capture once and replay: such a step writes its one
+/// position at the device's copy of length() (sync_step() sets it) and
+/// attends over every slot, masked on the device (step_mask()). Its slots
+/// start at zero, since a masked slot is still read and must be finite.
 class KVCache {
  public:
   /// Room for `batch` rows of config.block_size() positions, in `options`'
-  /// dtype and device (the model's). InputError for a batch below 1 or
-  /// one whose cache cannot be allocated; every check below is one too.
-  KVCache(const GPTConfig& config, int64_t batch, const torch::TensorOptions& options);
+  /// dtype and device (the model's); `fixed_shapes` as above. InputError
+  /// for a batch below 1 or one whose cache cannot be allocated; every
+  /// check below is one too.
+  KVCache(const GPTConfig& config, int64_t batch, const torch::TensorOptions& options,
+          bool fixed_shapes = false);
 
   /// Positions filled so far: the absolute position of the next token.
   int64_t length() const { return length_; }
@@ -30,10 +39,7 @@ class KVCache {
   /// Rows.
   int64_t batch() const { return batch_; }
   /// Forgets every position and any padding (the memory is kept).
-  void clear() {
-    length_ = 0;
-    padding_ = torch::Tensor();
-  }
+  void clear();
 
   /// Left padding, for rows of different lengths in one batch: row r's
   /// first pads[r] positions hold no token. Its tokens then take position
@@ -66,10 +72,53 @@ class KVCache {
   /// checks 0 <= length <= length().
   void truncate(int64_t length);
 
+  // --- fixed-shape steps ---------------------------------------------------
+
+  /// Whether the cache was made with fixed_shapes.
+  bool fixed_shapes() const { return fixed_; }
+  /// Names the tensors a fixed-shape step reads and writes (slots,
+  /// padding): it changes whenever they are allocated anew (keep_rows,
+  /// append_rows, set_padding, clear), and no two caches share one, so a
+  /// CUDA graph captured over the cache is stale once it differs.
+  int64_t layout() const { return layout_; }
+  /// Copies length() into the device tensor a fixed-shape step reads: call
+  /// it before each step, outside any graph capture. InputError unless the
+  /// cache has fixed shapes and room for one more position.
+  void sync_step();
+  /// While alive, append() writes the one new position of each layer at
+  /// the device's copy of length() and returns every slot, (B, nh,
+  /// block_size, hs): GPTImpl::forward_step opens one. Checks, on the host
+  /// only, that the cache has fixed shapes.
+  class Step {
+   public:
+    explicit Step(KVCache& cache);
+    ~Step() { cache_.stepping_ = false; }
+    Step(const Step&) = delete;
+    Step& operator=(const Step&) = delete;
+
+   private:
+    KVCache& cache_;
+  };
+  /// The position id of each row's new token, (B, 1) int64: the device
+  /// length less the row's pad.
+  torch::Tensor step_positions() const;
+  /// (B, 1, 1, block_size) bool, true where the new token may not look: the
+  /// slots after it and a row's padded slots.
+  torch::Tensor step_mask() const;
+
  private:
+  std::pair<torch::Tensor, torch::Tensor> append_step(size_t layer, const torch::Tensor& k,
+                                                      const torch::Tensor& v);
+  void set_step_pads();  // step_pads_ from padding_, anew
+
   std::vector<torch::Tensor> keys_, values_;  // n_layer x (B, nh, block_size, hs)
   torch::Tensor padding_;                     // (B,) int64, or undefined: none
   int64_t capacity_, batch_, length_ = 0;
+  // Fixed shapes: the device's length (1) and pads (B,), always defined,
+  // and the slot indices (block_size); the layout's name.
+  bool fixed_ = false, stepping_ = false;
+  torch::Tensor step_length_, step_pads_, slots_;
+  int64_t layout_ = 0;
 };
 
 }  // namespace gpt2

@@ -34,7 +34,7 @@ std::string device_line(const torch::Device& device, torch::ScalarType dtype,
   line += fmt::format("; attention {} (torch's scaled_dot_product_attention at B {}, T {}, {} "
                       "heads of {}, {})", attention, batch, seq, nh, hs, c10::toString(dtype));
   line += compat::has_fused_adamw() ? "; AdamW torch's fused kernel" : "; AdamW torch's ops";
-  line += "; CUDA graphs none; the library's own CUDA kernels none";
+  line += "; the library's own CUDA kernels none";
   return line;
 }
 

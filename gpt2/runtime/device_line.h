@@ -1,8 +1,9 @@
 #pragma once
 /// What runs on a GPU, in one line for a run's start: the device, the
 /// precision, TF32, the attention kernel torch picks for the run's shapes,
-/// the optimizer's kernel, and whether CUDA graphs or kernels of the
-/// library's own are used. runtime_line() says the same of the CPU.
+/// the optimizer's kernel, and whether kernels of the library's own are
+/// used (whether decoding replays CUDA graphs, the decoder says: it is
+/// decided per run). runtime_line() says the same of the CPU.
 
 #include <torch/types.h>
 
@@ -15,8 +16,8 @@ namespace gpt2 {
 
 /// `cuda:0 of 1 GPU, LibTorch 2.11.0; bfloat16 autocast; TF32 float32
 /// products on; attention flash (torch's scaled_dot_product_attention at B
-/// 16, T 1024, 12 heads of 64, bfloat16); AdamW torch's fused kernel; CUDA
-/// graphs none; the library's own CUDA kernels none`. `precision` says how
+/// 16, T 1024, 12 heads of 64, bfloat16); AdamW torch's fused kernel; the
+/// library's own CUDA kernels none`. `precision` says how
 /// `dtype` is used ("autocast" for training, "weights" for decoding). The
 /// attention choice is asked of torch with tensors of those shapes on
 /// `device` (3 x B·T·C values, freed before it returns). On the CPU, where

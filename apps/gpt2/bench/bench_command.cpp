@@ -136,6 +136,13 @@ void add_bench_command(CLI::App& app, int* rc) {
       ->delimiter(',')
       ->check(gpt2::app::in_range(1, 1024))
       ->capture_default_str();
+  add_decode_dtype_flag(*g, gen->dtype);
+  g->add_option("--cuda-graphs", gen->graphs,
+                "On a GPU: decoding steps replayed from CUDA graphs (on), op by op (off), or "
+                "both side by side")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   g->callback([gen, rc, weights] {
     gen->weights_given = weights->count() > 0;
     *rc = run_bench_generate(*gen, std::cout);

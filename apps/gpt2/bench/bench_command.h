@@ -26,10 +26,16 @@ struct BenchGenerateFlags {
   std::string device = "cpu";
   /// On a GPU: the batch sizes decoded side by side (prompts of equal length).
   std::vector<int64_t> batches = {1, 32};
+  /// On a GPU: the weights' dtype (float32, bfloat16, float16).
+  std::string dtype = "float32";
+  /// On a GPU: decoding steps replayed from CUDA graphs ("on"), op by op
+  /// ("off"), or both side by side.
+  std::vector<std::string> graphs = {"on", "off"};
 };
 
 /// On a GPU: tokens/s of greedy decoding with the KV cache at each of
-/// flags.batches, float32 weights, alternating, median of `repeats`.
+/// flags.batches, with and without CUDA graphs, weights in flags.dtype,
+/// alternating, median of `repeats`.
 int run_bench_generate_device(const BenchGenerateFlags& flags, std::ostream& out);
 
 /// Tokens/s of greedy decoding with and without the KV cache (alternating,

@@ -11,6 +11,7 @@
 
 #include "apps/gpt2/bench/bench_command.h"
 #include "apps/gpt2/bench/bench_stats.h"
+#include "apps/gpt2/common/model_flags.h"
 #include "gpt2/error.h"
 #include "gpt2/generate/generate.h"
 #include "gpt2/generate/weight_format.h"
@@ -59,6 +60,7 @@ Stats read_bandwidth(int threads) {
 
 int run_bench_generate(const BenchGenerateFlags& f, std::ostream& out) {
   out << std::unitbuf;  // each line as soon as it is known, through a pipe too
+  decode_dtype_for(f.device, f.dtype);  // a half dtype on the CPU is refused by name
   if (f.device != "cpu") return run_bench_generate_device(f, out);
   print_runtime(out);
   GPT model(GPTConfig::preset(f.preset));

@@ -1,0 +1,155 @@
+// Decoding steps replayed from CUDA graphs (DecodeSteps::kGraphed) against
+// the plain path on the same GPU: GPT-2 124M's shapes, 256 tokens. Each
+// test skips, saying so, without a GPU (gpu/need_cuda.h).
+//
+// How equality is judged: the graphed decoder is fed the plain path's
+// tokens (teacher forcing), so every step compares logits of the same
+// context. Greedy text may then part only at a step whose two best plain
+// logits are closer than twice the two paths' largest difference there:
+// the order of two near-equal values is all that float rounding can flip.
+
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+#include <torch/types.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
+#include <tuple>
+#include <vector>
+
+#include "gpt2/generate/batch_decoder.h"
+#include "gpt2/generate/generate.h"
+#include "gpt2/model/gpt.h"
+#include "gpu/need_cuda.h"
+
+namespace gpt2 {
+namespace {
+
+const torch::Device kCuda(torch::kCUDA, 0);
+
+GPT gpt2_on_cuda(torch::ScalarType dtype) {
+  GPT model(GPTConfig::preset("gpt2").init(InitOptions().seed(5)));
+  model->to(kCuda, dtype);
+  model->eval();
+  return model;
+}
+
+std::vector<std::vector<int64_t>> prompts_of(const std::vector<int64_t>& lengths) {
+  std::vector<std::vector<int64_t>> prompts;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    std::vector<int64_t> p;
+    for (int64_t i = 0; i < lengths[r]; ++i) p.push_back((1000 * static_cast<int64_t>(r) + 37 * i) % 50257);
+    prompts.push_back(p);
+  }
+  return prompts;
+}
+
+struct Agreement {
+  double max_diff = 0;        // largest |graphed - plain| logit over all steps
+  double max_logit = 0;       // largest |plain| logit
+  int64_t near_ties = 0;      // steps whose two best plain logits are within 2 x that step's diff
+  int64_t unexplained = 0;    // steps whose argmax differs at no near tie
+  bool graphed = false;
+};
+
+// Feeds both decoders `text` (the plain path's output for each prompt) and
+// compares every step's logits.
+Agreement teacher_forced(GPTImpl& model, const std::vector<std::vector<int64_t>>& prompts,
+                         const std::vector<std::vector<int64_t>>& text) {
+  torch::NoGradGuard no_grad;
+  BatchDecoder plain(model, true, DecodeSteps::kDynamic), graphed(model, true, DecodeSteps::kGraphed);
+  for (const auto& p : prompts) {
+    plain.add(p);
+    graphed.add(p);
+  }
+  Agreement a;
+  for (size_t step = 0; step < text[0].size(); ++step) {
+    const auto want = plain.next_logits().to(torch::kFloat), got = graphed.next_logits().to(torch::kFloat);
+    const auto diff = (got - want).abs().amax(-1);                 // (B)
+    const auto top = std::get<0>(want.topk(2, -1));                // (B, 2)
+    const auto gap = top.select(1, 0) - top.select(1, 1);          // (B)
+    const auto flipped = got.argmax(-1).ne(want.argmax(-1));       // (B)
+    const auto tie = gap.le(2 * diff);
+    a.max_diff = std::max(a.max_diff, diff.max().item<double>());
+    a.max_logit = std::max(a.max_logit, want.abs().max().item<double>());
+    a.near_ties += tie.sum().item<int64_t>();
+    a.unexplained += (flipped & tie.logical_not()).sum().item<int64_t>();
+    std::vector<int64_t> next;
+    for (const auto& row : text) next.push_back(row[step]);
+    plain.append(next);
+    graphed.append(next);
+  }
+  a.graphed = graphed.graphed();
+  if (!a.graphed) std::cout << "not graphed: " << graphed.why_not_graphed() << "\n";
+  return a;
+}
+
+void check_dtype(torch::ScalarType dtype, double relative_bound) {
+  GPT model = gpt2_on_cuda(dtype);
+  for (const auto& lengths : {std::vector<int64_t>{16}, std::vector<int64_t>{3, 16, 9, 1}}) {
+    const auto prompts = prompts_of(lengths);
+    const auto options = SamplingOptions().temperature(0).max_new_tokens(256);
+    const auto plain = generate(*model, prompts, SamplingOptions(options).cuda_graphs(false));
+    const auto graphed = generate(*model, prompts, SamplingOptions(options).cuda_graphs(true));
+    const Agreement a = teacher_forced(*model, prompts, plain);
+    std::cout << c10::toString(dtype) << ", batch " << lengths.size() << ": largest logit "
+              << "difference " << a.max_diff << " of logits up to " << a.max_logit << ", "
+              << a.near_ties << " near ties\n";
+    EXPECT_TRUE(a.graphed) << "the steps did not replay a graph";
+    EXPECT_LE(a.max_diff, relative_bound * a.max_logit);
+    EXPECT_EQ(a.unexplained, 0) << "argmax differs where no near tie explains it";
+    if (a.near_ties == 0) {
+      EXPECT_EQ(graphed, plain) << "no near tie, yet the greedy texts differ";
+    }
+  }
+}
+
+// float32: the products and reductions are float32's in both paths; only
+// the attention's sum over masked (zero) slots may be ordered otherwise.
+TEST(CudaDecodeGraph, Float32GreedyTextEqualsThePlainPathFor256Tokens) {
+  NEED_CUDA();
+  check_dtype(torch::kFloat, 1e-4);
+}
+
+// bfloat16 weights and activations: each op rounds to 8 bits of mantissa
+// (relative 2^-9), and a logit passes through a dozen blocks of such
+// roundings, so a bound of 2^-4 of the largest logit leaves room for the
+// two paths' different orders of summation and no more.
+TEST(CudaDecodeGraph, Bfloat16PartsOnlyAtNearTies) {
+  NEED_CUDA();
+  check_dtype(torch::kBFloat16, 1.0 / 16);
+}
+
+// Rows that join and leave the batch change the cache's tensors: the graph
+// is captured again and the logits still equal the plain path's.
+TEST(CudaDecodeGraph, RowsJoiningAndLeavingAreCapturedAgain) {
+  NEED_CUDA();
+  GPT model = gpt2_on_cuda(torch::kFloat);
+  torch::NoGradGuard no_grad;
+  BatchDecoder plain(*model, true, DecodeSteps::kDynamic), graphed(*model, true, DecodeSteps::kGraphed);
+  const auto prompts = prompts_of({4, 9, 1});
+  for (BatchDecoder* d : {&plain, &graphed}) d->add(prompts[0]);
+  for (int step = 0; step < 24; ++step) {
+    if (step == 5) {
+      for (BatchDecoder* d : {&plain, &graphed}) d->add(prompts[1]);
+    }
+    if (step == 11) {
+      for (BatchDecoder* d : {&plain, &graphed}) d->add(prompts[2]);
+    }
+    if (step == 17) {
+      for (BatchDecoder* d : {&plain, &graphed}) d->remove(0);
+    }
+    const auto want = plain.next_logits(), got = graphed.next_logits();
+    ASSERT_EQ(got.sizes(), want.sizes()) << "step " << step;
+    EXPECT_LT((got - want).abs().max().item<double>(), 1e-3) << "step " << step;
+    const auto next = want.argmax(-1).to(torch::kCPU);
+    const std::vector<int64_t> t(next.data_ptr<int64_t>(), next.data_ptr<int64_t>() + next.numel());
+    plain.append(t);
+    graphed.append(t);
+  }
+  EXPECT_TRUE(graphed.graphed()) << graphed.why_not_graphed();
+}
+
+}  // namespace
+}  // namespace gpt2
