@@ -8,7 +8,6 @@
 #include "gpt2/error.h"
 
 #ifdef GPT2_WITH_CUDA_GRAPHS
-#include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -72,11 +71,11 @@ torch::Tensor DecodeStep::replay(const torch::Tensor& idx) {
     g->layout = cache_.layout();
     // Warm-up and capture on a side stream, as CUDA graphs require; the
     // warm-up steps create cuBLAS's handles and workspaces outside the graph.
-    const auto main = at::cuda::getCurrentCUDAStream(device.index());
-    const auto side = at::cuda::getStreamFromPool(false, device.index());
-    at::cuda::CUDAEvent inputs_ready, warmed;
-    inputs_ready.record(main);
-    inputs_ready.block(side);
+    // The streams meet through the host (a capture is rare; where CUDA's
+    // event class lives differs between LibTorch releases).
+    const auto main = c10::cuda::getCurrentCUDAStream(device.index());
+    const auto side = c10::cuda::getStreamFromPool(false, device.index());
+    main.synchronize();  // the input and the cache are written
     try {
       c10::cuda::CUDAStreamGuard on_side(side);
       for (int i = 0; i < 2; ++i) model_.forward_step(g->input, cache_);
@@ -95,12 +94,10 @@ torch::Tensor DecodeStep::replay(const torch::Tensor& idx) {
       const std::string what = e.what_without_backtrace();
       why_not_ = fmt::format("capturing the decoding step failed: {}",
                              what.substr(0, what.find('\n')));
-      warmed.record(side);
-      warmed.block(main);
+      side.synchronize();
       return model_.forward_step(idx, cache_);
     }
-    warmed.record(side);
-    warmed.block(main);
+    side.synchronize();  // the warm-up steps are done
     graph_ = std::move(g);
     ++captures_;
   }
