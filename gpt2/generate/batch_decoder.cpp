@@ -7,18 +7,27 @@
 #include "gpt2/error.h"
 
 namespace gpt2 {
+namespace {
+
+// InputError naming the first id of `ids` outside [0, vocab), as "token id
+// I at position P of <what>".
+void check_ids(const std::vector<int64_t>& ids, int64_t vocab, const char* what) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= vocab) {
+      throw InputError(fmt::format("token id {} at position {} of {} is outside the vocabulary "
+                                   "[0, {})", ids[i], i, what, vocab));
+    }
+  }
+}
+
+}  // namespace
+
 BatchDecoder::BatchDecoder(GPTImpl& model, bool use_cache, DecodeSteps steps)
     : model_(model), use_cache_(use_cache), steps_(steps) {}
 
 int64_t BatchDecoder::add(const std::vector<int64_t>& prompt) {
   if (prompt.empty()) throw InputError("a prompt of 0 tokens: there is nothing to continue");
-  const int64_t vocab = model_.config.vocab_size();
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    if (prompt[i] < 0 || prompt[i] >= vocab) {
-      throw InputError(fmt::format("token id {} at position {} of the prompt is outside the "
-                                   "vocabulary [0, {})", prompt[i], i, vocab));
-    }
-  }
+  check_ids(prompt, model_.config.vocab_size(), "the prompt");
   const int64_t id = next_id_++;
   tokens_[id] = prompt;
   order_.push_back(id);
@@ -125,13 +134,7 @@ void BatchDecoder::append(const std::vector<int64_t>& tokens) {
     throw InputError(fmt::format("append needs one token per row ({}), got {}", order_.size(),
                                  tokens.size()));
   }
-  const int64_t vocab = model_.config.vocab_size();
-  for (size_t r = 0; r < tokens.size(); ++r) {
-    if (tokens[r] < 0 || tokens[r] >= vocab) {
-      throw InputError(fmt::format("token id {} appended to row {} is outside the vocabulary "
-                                   "[0, {})", tokens[r], r, vocab));
-    }
-  }
+  check_ids(tokens, model_.config.vocab_size(), "the appended tokens (one a row)");
   for (size_t r = 0; r < tokens.size(); ++r) tokens_[order_[r]].push_back(tokens[r]);
   awaiting_append_ = false;
 }

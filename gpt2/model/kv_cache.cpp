@@ -30,14 +30,16 @@ KVCache::KVCache(const GPTConfig& config, int64_t batch, const torch::TensorOpti
     : capacity_(config.block_size()), batch_(batch), fixed_(fixed_shapes), layout_(next_layout()) {
   check(batch >= 1, "KVCache batch must be at least 1, got ", batch);
   const int64_t nh = config.n_head(), hs = config.n_embd() / config.n_head();
+  // A fixed-shape step reads every slot, the unwritten ones masked: zeros,
+  // as 0 * NaN would reach the output.
+  const auto slots = [&] {
+    return fixed_ ? torch::zeros({batch, nh, capacity_, hs}, options)
+                  : torch::empty({batch, nh, capacity_, hs}, options);
+  };
   try {
     for (int64_t i = 0; i < config.n_layer(); ++i) {
-      // A fixed-shape step reads every slot, the unwritten ones masked:
-      // zeros, as 0 * NaN would reach the output.
-      keys_.push_back(fixed_ ? torch::zeros({batch, nh, capacity_, hs}, options)
-                             : torch::empty({batch, nh, capacity_, hs}, options));
-      values_.push_back(fixed_ ? torch::zeros({batch, nh, capacity_, hs}, options)
-                               : torch::empty({batch, nh, capacity_, hs}, options));
+      keys_.push_back(slots());
+      values_.push_back(slots());
     }
   } catch (const c10::Error&) {  // sizes that overflow, or memory that ran out
     const double bytes = 2.0 * config.n_layer() * batch * capacity_ * config.n_embd();
