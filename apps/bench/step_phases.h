@@ -23,12 +23,14 @@ using Phases = std::map<std::string, double>;
 
 /// Runs `warmup` untimed and `steps` timed steps of `model` on (x, y):
 /// `clear` drops the gradients, then forward with the loss (under
-/// ops::Autocast(x's device, dtype)), backward, `clip` (to a norm of 1.0),
+/// ops::Autocast(x's device, dtype): model.loss(x, y) as `gpt2 train` runs
+/// it, or with `make_logits` nanoGPT's forward(x, y).loss, which makes the
+/// (B, T, V) logits first), backward, `clip` (to a norm of 1.0),
 /// `opt.step()`. On a GPU each phase ends when the device has done its work.
 template <class Optimizer, class Clear, class Clip>
 Phases time_steps(GPTImpl& model, Optimizer& opt, Clear clear, Clip clip, const torch::Tensor& x,
                   const torch::Tensor& y, int64_t warmup, int64_t steps,
-                  torch::ScalarType dtype = torch::kFloat) {
+                  torch::ScalarType dtype = torch::kFloat, bool make_logits = false) {
   using Clock = std::chrono::steady_clock;
   const bool cuda = x.is_cuda();
   const auto since = [cuda](Clock::time_point t) {
@@ -44,7 +46,7 @@ Phases time_steps(GPTImpl& model, Optimizer& opt, Clear clear, Clip clip, const 
     torch::Tensor loss;
     {
       ops::Autocast autocast(x.device(), dtype);
-      loss = model.forward(x, y).loss;
+      loss = make_logits ? model.forward(x, y).loss : model.loss(x, y);
     }
     const double fwd = since(t);
     t = Clock::now();

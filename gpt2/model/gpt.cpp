@@ -146,6 +146,14 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   return {logits, loss};
 }
 
+torch::Tensor GPTImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets) {
+  check_idx(*this, idx);
+  if (!targets.defined()) throw InputError("loss needs targets, got an undefined tensor");
+  check_targets(targets, idx, config);
+  auto x = hidden(idx);                                  // (B, T, C)
+  return ops::head_loss(x.reshape({-1, x.size(-1)}), lm_head->weight, targets.reshape({-1}));
+}
+
 GPTImpl* GPT::checked() const {
   if (is_empty()) {
     throw Error("GPT{nullptr} holds no model: build one with GPT(config), or load one with "

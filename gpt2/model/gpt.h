@@ -86,6 +86,13 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// Throws InputError on bad shapes, dtypes or token ids.
   GPTOutput forward(const torch::Tensor& idx, const torch::Tensor& targets = {});
 
+  /// forward(idx, targets).loss without the logits, what training needs:
+  /// lm_head and the loss run as one op (ops::head_loss), which on a GPU
+  /// or under autocast never makes the (B, T, vocab_size) logits of the
+  /// batch. Equal to forward's loss, and its gradients to forward's, to
+  /// float rounding. Throws InputError as forward does.
+  torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets);
+
   /// Inference: idx (B, T) -> logits (B, vocab_size) for the last position
   /// only, computing the head once per row instead of T times.
   torch::Tensor forward_last(const torch::Tensor& idx);

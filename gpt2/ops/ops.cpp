@@ -14,6 +14,7 @@
 #include "gpt2/ops/cpu/packed_linear.h"
 #include "gpt2/ops/cpu/pointwise.h"
 #include "gpt2/ops/cpu/tied_embedding.h"
+#include "gpt2/ops/fused/head_loss.h"
 #include "gpt2/error.h"
 #include "gpt2/ops/memory.h"
 #include "gpt2/ops/torch_compat.h"
@@ -178,6 +179,15 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
     return cpu::cross_entropy(logits.to(torch::kFloat), targets);
   }
   return cpu::cross_entropy(logits, targets);  // torch's where its kernel does not apply
+}
+
+Tensor head_loss(const Tensor& x, const Tensor& weight, const Tensor& targets) {
+  // On the CPU the two ops ran faster (docs/gpu.md, "The fused head").
+  const HeadLossPath path = head_loss_path();
+  if (path == HeadLossPath::kTwoOps || (path == HeadLossPath::kAuto && x.is_cpu())) {
+    return cross_entropy(ops::linear(x, weight, Tensor()), targets);
+  }
+  return fused_head_loss(x, weight, targets);
 }
 
 Tensor tied_embedding(const Tensor& idx, const Tensor& weight) {

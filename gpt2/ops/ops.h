@@ -96,6 +96,18 @@ torch::Tensor causal_mask(int64_t T, int64_t past, const torch::Device& device);
 /// Throws gpt2::InputError naming a target outside [0, V) other than -1.
 torch::Tensor cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets);
 
+/// cross_entropy(linear(x, weight, {}), targets), lm_head's product and the
+/// loss together: x (N, C), weight (V, C), targets (N) in [0, V) or -1 (not
+/// checked here: reading them would wait for the device, and
+/// GPTImpl::loss checks them first) -> the mean loss, a float32 scalar.
+/// head_loss_path() (settings.h) chooses: by default the two ops on the CPU, and
+/// elsewhere fused_head_loss (gpt2/ops/fused/head_loss.h), which makes no
+/// float32 logits of the whole batch, pads the vocabulary of its products
+/// to an aligned size, and runs the backward's products in the forward.
+/// Equal to the two ops to float rounding.
+torch::Tensor head_loss(const torch::Tensor& x, const torch::Tensor& weight,
+                        const torch::Tensor& targets);
+
 /// weight[idx], idx (*) int64 -> (*, C), for a token embedding whose weight
 /// is also the output head's and whose head product runs later in the same
 /// forward (so the head's dense gradient reaches autograd first). The CPU

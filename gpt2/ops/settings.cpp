@@ -1,5 +1,7 @@
 #include "gpt2/ops/settings.h"
 
+#include <atomic>
+
 namespace gpt2 {
 
 template <>
@@ -30,6 +32,20 @@ const std::vector<std::pair<WeightFormat, std::string>>& names<WeightFormat>() {
       {WeightFormat::kInt8, "int8"}};
   return kNames;
 }
+
+template <>
+const std::vector<std::pair<HeadLossPath, std::string>>& names<HeadLossPath>() {
+  static const std::vector<std::pair<HeadLossPath, std::string>> kNames = {
+      {HeadLossPath::kAuto, "auto"}, {HeadLossPath::kFused, "fused"}, {HeadLossPath::kTwoOps, "two-ops"}};
+  return kNames;
+}
+
+namespace {
+std::atomic<HeadLossPath> g_head_loss{HeadLossPath::kAuto};
+}  // namespace
+
+HeadLossPath head_loss_path() { return g_head_loss.load(); }
+void set_head_loss_path(HeadLossPath path) { g_head_loss.store(path); }
 
 std::string to_string(MatmulBackend backend) { return enum_name(backend); }
 std::string to_string(HeapPolicy policy) { return enum_name(policy); }

@@ -137,6 +137,20 @@ void leave_heap_policy_to_app();
 /// in GLIBC_TUNABLES.
 bool malloc_tuned_by_environment();
 
+// --- The head and the loss -------------------------------------------------
+
+/// How a training step runs lm_head's product and the loss (ops::head_loss,
+/// which GPTImpl::loss calls).
+enum class HeadLossPath {
+  kAuto,    ///< fused off the CPU; the two ops on it, where they ran faster
+  kFused,   ///< fused_head_loss everywhere (gpt2/ops/fused/head_loss.h)
+  kTwoOps,  ///< the product, then the loss, everywhere: nanoGPT's
+};
+/// The process-wide choice: kAuto until set_head_loss_path() says otherwise.
+HeadLossPath head_loss_path();
+/// Sets the process-wide choice; kAuto restores the rule.
+void set_head_loss_path(HeadLossPath path);
+
 // --- Weight formats for decoding ------------------------------------------
 
 /// How a Linear's weight is read by products run without autograd.
@@ -152,7 +166,7 @@ WeightFormat weight_format_from_string(const std::string& name);
 
 /// The spellings of the enums above (names<Enum>() in gpt2/fields/fields.h):
 /// `torch`, `onednn`; `auto`, `on`, `off`; `glibc's default`, `the app's`;
-/// `fp32`, `bf16`, `int8`.
+/// `fp32`, `bf16`, `int8`; `auto`, `fused`, `two-ops`.
 template <>
 const std::vector<std::pair<MatmulBackend, std::string>>& names<MatmulBackend>();
 template <>
@@ -161,5 +175,7 @@ template <>
 const std::vector<std::pair<HeapPolicy, std::string>>& names<HeapPolicy>();
 template <>
 const std::vector<std::pair<WeightFormat, std::string>>& names<WeightFormat>();
+template <>
+const std::vector<std::pair<HeadLossPath, std::string>>& names<HeadLossPath>();
 
 }  // namespace gpt2

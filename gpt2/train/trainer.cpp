@@ -101,7 +101,7 @@ StepResult Trainer::step() {
     torch::Tensor loss;
     {
       ops::Autocast autocast(device_, precision_);  // forward and loss, as nanoGPT's ctx
-      loss = model->forward(batch.x.to(device_), batch.y.to(device_)).loss;
+      loss = model->loss(batch.x.to(device_), batch.y.to(device_));
     }
     loss = loss / options_.grad_accum();
     if (loss_hook) loss = loss_hook(step_, loss);
@@ -136,7 +136,7 @@ double Trainer::evaluate(const std::string& split) {
     }
     const Batch batch = loader.next();
     ops::Autocast autocast(device_, precision_);
-    sum += model->forward(batch.x.to(device_), batch.y.to(device_)).loss.item<double>();
+    sum += model->loss(batch.x.to(device_), batch.y.to(device_)).item<double>();
   }
   model->train();
   if (dp_) sum = dp_->sum(sum);

@@ -16,6 +16,8 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -67,16 +69,19 @@ CppSide cpp_side(const GPTConfig& config, const BenchTrainFlags& f, const torch:
 }
 
 // The C++ side's step, `warmup` untimed then `steps` timed (bench/step_phases.h).
-Phases run_steps(CppSide& s, const BenchTrainFlags& f, int64_t warmup, int64_t steps) {
+// `make_logits`: nanoGPT's forward(x, y).loss instead of the trainer's loss(x, y).
+Phases run_steps(CppSide& s, const BenchTrainFlags& f, int64_t warmup, int64_t steps,
+                 bool make_logits = false) {
   // As Trainer::step: the clip's scaling folded into the optimizer's step.
   return bench::time_steps(
       *s.model, *s.opt, [&] { s.opt->zero_grad(); }, [&] { s.opt->clip_grad_norm(s.params, 1.0); },
-      s.x, s.y, warmup, steps, dtype_from_flag(f.dtype));
+      s.x, s.y, warmup, steps, dtype_from_flag(f.dtype), make_logits);
 }
 
-Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f, const torch::Device& device) {
+Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f, const torch::Device& device,
+                bool make_logits = false) {
   CppSide s = cpp_side(config, f, device);
-  return run_steps(s, f, f.warmup, f.steps);
+  return run_steps(s, f, f.warmup, f.steps, make_logits);
 }
 
 // --profile-steps: the same step again, after its warm-up, under LibTorch's
@@ -109,6 +114,15 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
                                   "GPU step; give --device cuda", f.profile_steps));
   }
   std::vector<Side> sides = external_sides(config, f, threads, rt);
+  if (f.logits_side) {  // in this process, first after the C++ side
+    Side logits;
+    logits.name = "C++ logits";
+    logits.about = "this step with nanoGPT's forward(x, y).loss: the (B, T, V) logits made, "
+                   "then the loss";
+    logits.python = false;
+    logits.in_process = true;
+    sides.insert(sides.begin(), std::move(logits));
+  }
   fmt::print(out, "bench     {} preset, B {} T {}, AdamW (nanoGPT groups), median of {} steps after "
                   "{} warm-up, {} rounds{}\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds,
              sides.empty() ? "" : fmt::format("; each run of a side in its own process capped at "
@@ -137,7 +151,23 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
     for (const auto& [phase, s] : step) cpp[phase].push_back(s);
     if (r == 0) first_rss = max_rss_bytes();
     out << round_line(r + 1, "C++", fmt::format("{:.1f} ms a step", 1000 * step.at("total")));
-    for (Side& side : sides) run_side(side, r + 1, f.side_timeout, out);
+    for (Side& side : sides) {
+      if (!side.in_process) {
+        run_side(side, r + 1, f.side_timeout, out);
+        continue;
+      }
+      if (!side.failure.empty()) continue;
+      try {  // the logits may not fit where the fused head's step does
+        const Phases other = cpp_step(config, f, device, /*make_logits=*/true);
+        for (const auto& [phase, s] : other) side.samples[phase].push_back(s);
+        out << round_line(r + 1, side.name,
+                          fmt::format("{:.1f} ms a step", 1000 * other.at("total")));
+      } catch (const std::exception& e) {
+        const std::string what = e.what();
+        side.failure = fmt::format("in round {}: {}", r + 1, what.substr(0, what.find('\n')));
+        out << round_line(r + 1, side.name, "FAILED: " + side.failure + "; not run again");
+      }
+    }
   }
   const double tokens = static_cast<double>(f.batch * f.seq);
   // nanoGPT's estimate: 6 N per token for the matmuls of forward and
@@ -203,6 +233,10 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
                 "On a GPU: after the rounds, run this many C++ steps under LibTorch's profiler "
                 "and print the device time of each kernel, largest first (0: none)")
       ->check(gpt2::app::in_range(0, 100))->capture_default_str();
+  t->add_flag("--logits-side", f->logits_side,
+              "Also time this library's step with nanoGPT's forward, which makes the (B, T, V) "
+              "logits before the loss, in this process, alternating: what the fused head "
+              "(GPTImpl::loss) saves");
   t->add_flag("--no-peer", f->no_peer, "Do not run the Python peer");
   t->add_flag("--no-app", f->no_app, "Do not run the linking app (gpt2-app-step), default or configured");
   t->callback([f, rc] { *rc = run_bench_train(*f, std::cout); });

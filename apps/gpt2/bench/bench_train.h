@@ -50,6 +50,9 @@ struct BenchTrainFlags {
   /// Seconds each run of an external side may take (coreutils' timeout);
   /// one that fails is reported and left out of later rounds.
   int side_timeout = 240;
+  /// Also time the C++ step through nanoGPT's forward (logits made), in
+  /// this process, alternating.
+  bool logits_side = false;
   /// On a GPU: C++ steps run under LibTorch's profiler after the rounds,
   /// their kernels' device time printed (0: none).
   int profile_steps = 0;

@@ -150,6 +150,11 @@ void print_side_rates(const std::vector<Side>& sides, double tokens, double cpp_
   for (const Side& side : sides) {
     if (side.samples.empty()) continue;
     const double p = median(side.samples.at("total"));
+    if (side.in_process) {
+      fmt::print(out, "{:<10} {:.0f} tokens/s; C++ step time / this one's: {:.2f}\n", side.name,
+                 tokens / p, cpp_total / p);
+      continue;
+    }
     fmt::print(out, "{:<10} {:.0f} tokens/s, peak RSS {:.2f} GB\n", side.name, tokens / p,
                side.last.peak_rss / 1e9);
     if (side.python && (!fastest || p < median(fastest->samples.at("total")))) fastest = &side;
@@ -160,7 +165,7 @@ void print_side_rates(const std::vector<Side>& sides, double tokens, double cpp_
   fmt::print(out, "ratio     step time / {}'s (the fastest Python side): C++ {:.2f} (goal <= {})",
              fastest->name, cpp_total / p, gpu ? "1.00" : "0.55");
   for (const Side& side : sides) {
-    if (!side.python && !side.samples.empty()) {
+    if (!side.python && !side.in_process && !side.samples.empty()) {
       fmt::print(out, ", {} {:.2f} (goal <= {})", side.name, median(side.samples.at("total")) / p,
                  gpu ? "1.00" : "0.67");
     }

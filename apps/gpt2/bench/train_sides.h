@@ -45,6 +45,9 @@ struct Side {
   std::string command;
   std::string about;
   bool python = true;
+  /// Run by the bench itself, not as a command (bench train's C++ logits
+  /// side): no goal of its own.
+  bool in_process = false;
   Samples samples;
   PeerRun last;
   /// Empty while the side runs; else "in round N: why". A failed side is

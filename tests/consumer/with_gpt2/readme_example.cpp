@@ -22,6 +22,7 @@ int main() {
   auto idx = torch::randint(50257, {4, 64});                  // (B, T) int64
   auto out = model(idx, /*targets=*/idx);                     // logits (B, T, V), loss
   auto next = model->forward_last(idx);                       // (B, V), head on the last position only
+  auto loss = model->loss(idx, /*targets=*/idx);              // out.loss without the logits (training)
 
   auto opt = gpt2::configure_optimizers(*model,               // decay on matrices only,
       torch::optim::AdamWOptions(6e-4).betas({0.9, 0.95}).weight_decay(0.1));  // tied matrix once
