@@ -30,6 +30,8 @@ struct GenerateFlags {
   bool no_cache = false;
   /// --no-cuda-graphs: on a GPU, run each decoding step op by op.
   bool no_cuda_graphs = false;
+  /// --draw: auto, host or device (gpt2::Draw).
+  std::string draw = "auto";
   /// --weights: fp32, bf16 or int8.
   std::string weights = "fp32";
   /// --dtype: float32, bfloat16 or float16 (a GPU's decoding dtype).

@@ -11,11 +11,30 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "gpt2/fields/fields.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2 {
+
+/// Where a sampled token is drawn (SamplingOptions::draw).
+enum class Draw {
+  /// kDevice for logits on a GPU, kHost for logits on the CPU.
+  kAuto,
+  /// The logits copied to the CPU and torch::multinomial run there from the
+  /// generator: the CPU's stream, the same text from a seed on any device.
+  kHost,
+  /// Where the logits are: one uniform number per row from the generator
+  /// (a CPU generator: a seed means the same numbers everywhere), which the
+  /// inverse of the row's cumulative distribution, summed in float64 on the
+  /// device, turns into a token. Only the ids leave the device. The text
+  /// differs from kHost's, and kDevice on the CPU gives a GPU's text but
+  /// where a number falls within rounding of two tokens' boundary.
+  kDevice,
+};
 
 /// How generate() samples and when it stops.
 struct SamplingOptions {
@@ -42,6 +61,9 @@ struct SamplingOptions {
   /// rounding, so greedy text differs only where a row's two best logits
   /// do. Elsewhere it changes nothing.
   TORCH_ARG(bool, cuda_graphs) = true;
+  /// Where each token is drawn (greedy's argmax always runs where the
+  /// logits are).
+  TORCH_ARG(Draw, draw) = Draw::kAuto;
   /// Prompt-lookup decoding (greedy only): each step proposes up to this
   /// many tokens, the continuation of the last n-gram's latest earlier
   /// occurrence in the context, and checks them in one forward; 0 is off.
@@ -60,13 +82,34 @@ void check_logits(const torch::Tensor& logits);
 
 /// One token per row from logits (B, V): argmax at temperature 0, else a
 /// draw from softmax(logits / temperature) restricted by top_k and top_p,
-/// using `generator`. Returns (B) int64. A temperature below float's
+/// using `generator`, where options.draw() says (Draw). Returns (B) int64
+/// on the logits' device. A temperature below float's
 /// smallest normal number (1.2e-38) is greedy; above it the draw cannot
 /// meet NaN (each row's largest logit is taken to 0 first), and the most
 /// likely token survives any top_p. Throws InputError for logits of
 /// another shape or kind, and check_logits's.
 torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& options,
                           at::Generator& generator);
+
+/// A row of sample_rows: its options and its own generator.
+struct RowSampler {
+  const SamplingOptions* options = nullptr;
+  at::Generator* generator = nullptr;
+};
+
+/// One token per row of logits (B, V), row r drawn as sample_next draws it
+/// with rows[r]'s options and generator, but the rows that draw on the
+/// device (Draw::kDevice, or kAuto on a GPU) all in one batch there: a
+/// server's rows, each with its own request's options and seed. Returns
+/// the B ids on the CPU. Throws sample_next's InputErrors, and one for a
+/// count of rows other than B or a null pointer.
+std::vector<int64_t> sample_rows(const torch::Tensor& logits,
+                                 const std::vector<RowSampler>& rows);
+
+/// The spellings of Draw (names<Draw>() in gpt2/fields/fields.h): `auto`,
+/// `host`, `device`.
+template <>
+const std::vector<std::pair<Draw, std::string>>& names<Draw>();
 
 /// Called with (prompt index, token) for each new token as soon as it is
 /// chosen, so a caller can stream text.

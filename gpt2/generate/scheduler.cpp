@@ -210,20 +210,40 @@ void Scheduler::loop() {
       }
       continue;
     }
-    // One token per row; a row whose draw throws (non-finite logits) ends
-    // alone, before the others' tokens are appended.
+    // One token per row, the rows that draw on the device in one batch
+    // there (sample_rows); a row whose logits are not finite ends alone,
+    // before the others' tokens are appended.
     std::map<int64_t, int64_t> token_of_row;
     const std::vector<int64_t> rows = decoder.ids();
+    const auto finite = torch::isfinite(logits).all(-1).to(torch::kCPU);  // (rows)
+    std::vector<int64_t> good;
+    std::vector<RowSampler> samplers;
     for (size_t r = 0; r < rows.size(); ++r) {
       const int64_t id = job_of_row.at(rows[r]);
       const std::shared_ptr<Job> job = active.at(id);
       try {
-        token_of_row[rows[r]] =
-            sample_next(logits.narrow(0, static_cast<int64_t>(r), 1), job->request.options,
-                        job->generator)
-                .item<int64_t>();
+        if (!finite[static_cast<int64_t>(r)].item<bool>()) {
+          check_logits(logits.narrow(0, static_cast<int64_t>(r), 1));  // throws, naming it
+        }
+        good.push_back(static_cast<int64_t>(r));
+        samplers.push_back({&job->request.options, &job->generator});
       } catch (...) {
         fail(id, job, what(std::current_exception()));
+      }
+    }
+    try {
+      const bool all = good.size() == rows.size();
+      const std::vector<int64_t> drawn = sample_rows(
+          all ? logits : logits.index_select(0, torch::tensor(good).to(logits.device())),
+          samplers);
+      for (size_t i = 0; i < good.size(); ++i) {
+        token_of_row[rows[static_cast<size_t>(good[i])]] = drawn[i];
+      }
+    } catch (...) {  // not the logits (checked above): every drawing row ends
+      const std::string message = what(std::current_exception());
+      for (const int64_t r : good) {
+        const int64_t id = job_of_row.at(rows[static_cast<size_t>(r)]);
+        fail(id, active.at(id), message);
       }
     }
     std::vector<int64_t> tokens;

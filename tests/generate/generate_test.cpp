@@ -403,22 +403,28 @@ TEST(Sampling, TopKAndTopPKeepOnlyTheirTokens) {
 
 // Temperatures and top_p down to the denormals: a draw, never NaN and
 // never a throw; below float's smallest normal number the draw is greedy,
-// and the most likely token survives any top_p.
+// and the most likely token survives any top_p. On the host and with the
+// device's draw (here on the CPU).
 TEST(Sampling, TinyTemperaturesAndTopPsDrawTheLikeliestTokenWithoutNaN) {
   auto logits = torch::tensor({{0.1, 2.0, -1.0, 1.9}, {3.0, 0.0, 0.0, 0.0}});
   const auto best = torch::tensor({1, 0}, torch::kLong);
   at::Generator g = at::make_generator<at::CPUGeneratorImpl>(3);
-  for (double t : {1e-3, 1e-30, 1e-39, 1e-45, 1e-300, 5e-324}) {
-    EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions().temperature(t), g), best)) << t;
-    EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions().temperature(t).top_p(1e-300), g),
-                             best)) << t;
+  for (Draw draw : {Draw::kHost, Draw::kDevice}) {
+    const SamplingOptions o = SamplingOptions().draw(draw);
+    for (double t : {1e-3, 1e-30, 1e-39, 1e-45, 1e-300, 5e-324}) {
+      EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions(o).temperature(t), g), best))
+          << t;
+      EXPECT_TRUE(torch::equal(
+          sample_next(logits, SamplingOptions(o).temperature(t).top_p(1e-300), g), best))
+          << t;
+    }
+    for (double p : {1e-30, 1e-300, 5e-324}) {
+      EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions(o).top_p(p), g), best)) << p;
+    }
+    // Logits far apart at temperature 2 still give a distribution.
+    auto wide = torch::tensor({{3e38f, -3e38f, 0.0f}});
+    EXPECT_EQ(sample_next(wide, SamplingOptions(o).temperature(2), g).item<int64_t>(), 0);
   }
-  for (double p : {1e-30, 1e-300, 5e-324}) {
-    EXPECT_TRUE(torch::equal(sample_next(logits, SamplingOptions().top_p(p), g), best)) << p;
-  }
-  // Logits far apart at temperature 2 still give a distribution.
-  auto wide = torch::tensor({{3e38f, -3e38f, 0.0f}});
-  EXPECT_EQ(sample_next(wide, SamplingOptions().temperature(2), g).item<int64_t>(), 0);
 }
 
 TEST(Sampling, NonFiniteLogitsAreAnInputErrorNamingWhere) {
