@@ -97,13 +97,21 @@ struct RowSampler {
   at::Generator* generator = nullptr;
 };
 
+/// What sample_rows gives a row: its token, or why it has none.
+struct RowDraw {
+  int64_t token = -1;
+  /// Empty, or check_logits's message for the row's logits.
+  std::string error;
+};
+
 /// One token per row of logits (B, V), row r drawn as sample_next draws it
 /// with rows[r]'s options and generator, but the rows that draw on the
 /// device (Draw::kDevice, or kAuto on a GPU) all in one batch there: a
-/// server's rows, each with its own request's options and seed. Returns
-/// the B ids on the CPU. Throws sample_next's InputErrors, and one for a
-/// count of rows other than B or a null pointer.
-std::vector<int64_t> sample_rows(const torch::Tensor& logits,
+/// server's rows, each with its own request's options and seed. A row
+/// whose logits are not finite gets check_logits's message instead, and
+/// the others their tokens. Throws InputError for logits of another shape
+/// or kind, a count of rows other than B, or a null pointer.
+std::vector<RowDraw> sample_rows(const torch::Tensor& logits,
                                  const std::vector<RowSampler>& rows);
 
 /// The spellings of Draw (names<Draw>() in gpt2/fields/fields.h): `auto`,

@@ -166,7 +166,7 @@ torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
                                                         RowSampler{&o, &generator}));
 }
 
-std::vector<int64_t> sample_rows(const torch::Tensor& logits,
+std::vector<RowDraw> sample_rows(const torch::Tensor& logits,
                                  const std::vector<RowSampler>& rows) {
   check_shape(logits, "sample_rows");
   const auto B = static_cast<size_t>(logits.size(0));
@@ -174,39 +174,39 @@ std::vector<int64_t> sample_rows(const torch::Tensor& logits,
     throw InputError(fmt::format("sample_rows has {} rows of logits but {} samplers", B,
                                  rows.size()));
   }
-  std::vector<int64_t> device_rows;
-  std::vector<RowSampler> device_samplers;
   for (size_t r = 0; r < B; ++r) {
     if (!rows[r].options || !rows[r].generator) {
       throw InputError(fmt::format("sample_rows: row {} has no options or no generator", r));
     }
-    if (on_device(*rows[r].options, logits)) {
+  }
+  std::vector<RowDraw> out(B);
+  const auto finite = torch::isfinite(logits).all(-1).to(torch::kCPU).contiguous();  // (B)
+  std::vector<int64_t> device_rows;  // drawn together
+  std::vector<RowSampler> device_samplers;
+  for (size_t r = 0; r < B; ++r) {
+    const auto row = logits.narrow(0, static_cast<int64_t>(r), 1);
+    if (!finite.data_ptr<bool>()[r]) {
+      try {
+        check_logits(row);
+      } catch (const InputError& e) {
+        out[r].error = e.what();
+      }
+    } else if (on_device(*rows[r].options, logits)) {
       device_rows.push_back(static_cast<int64_t>(r));
       device_samplers.push_back(rows[r]);
+    } else {
+      out[r].token = sample_next(row, *rows[r].options, *rows[r].generator).item<int64_t>();
     }
   }
-  check_logits(logits);
-  std::vector<int64_t> ids(B);
-  if (!device_rows.empty()) {
-    const bool all = device_rows.size() == B;
-    const auto which = torch::tensor(device_rows).to(logits.device());
-    const auto drawn =
-        draw_on_device(all ? logits : logits.index_select(0, which), device_samplers)
-            .to(torch::kCPU).contiguous();
-    for (size_t i = 0; i < device_rows.size(); ++i) {
-      ids[static_cast<size_t>(device_rows[i])] = drawn.data_ptr<int64_t>()[i];
-    }
+  if (device_rows.empty()) return out;
+  const bool all = device_rows.size() == B;
+  const auto which = torch::tensor(device_rows).to(logits.device());
+  const auto drawn = draw_on_device(all ? logits : logits.index_select(0, which), device_samplers)
+                         .to(torch::kCPU).contiguous();
+  for (size_t i = 0; i < device_rows.size(); ++i) {
+    out[static_cast<size_t>(device_rows[i])].token = drawn.data_ptr<int64_t>()[i];
   }
-  for (size_t r = 0, d = 0; r < B; ++r) {
-    if (d < device_rows.size() && device_rows[d] == static_cast<int64_t>(r)) {
-      ++d;
-      continue;
-    }
-    ids[r] = sample_next(logits.narrow(0, static_cast<int64_t>(r), 1), *rows[r].options,
-                         *rows[r].generator)
-                 .item<int64_t>();
-  }
-  return ids;
+  return out;
 }
 
 template <>

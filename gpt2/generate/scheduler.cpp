@@ -211,39 +211,29 @@ void Scheduler::loop() {
       continue;
     }
     // One token per row, the rows that draw on the device in one batch
-    // there (sample_rows); a row whose logits are not finite ends alone,
-    // before the others' tokens are appended.
+    // there; a row whose logits are not finite ends alone, before the
+    // others' tokens are appended.
     std::map<int64_t, int64_t> token_of_row;
     const std::vector<int64_t> rows = decoder.ids();
-    const auto finite = torch::isfinite(logits).all(-1).to(torch::kCPU);  // (rows)
-    std::vector<int64_t> good;
     std::vector<RowSampler> samplers;
+    for (const int64_t row : rows) {
+      const std::shared_ptr<Job>& job = active.at(job_of_row.at(row));
+      samplers.push_back({&job->request.options, &job->generator});
+    }
+    std::vector<RowDraw> drawn;
+    try {
+      drawn = sample_rows(logits, samplers);
+    } catch (...) {  // not a row's logits (each row gets its own error): every row ends
+      const std::string message = what(std::current_exception());
+      for (const int64_t row : rows) fail(job_of_row.at(row), active.at(job_of_row.at(row)), message);
+      continue;
+    }
     for (size_t r = 0; r < rows.size(); ++r) {
       const int64_t id = job_of_row.at(rows[r]);
-      const std::shared_ptr<Job> job = active.at(id);
-      try {
-        if (!finite[static_cast<int64_t>(r)].item<bool>()) {
-          check_logits(logits.narrow(0, static_cast<int64_t>(r), 1));  // throws, naming it
-        }
-        good.push_back(static_cast<int64_t>(r));
-        samplers.push_back({&job->request.options, &job->generator});
-      } catch (...) {
-        fail(id, job, what(std::current_exception()));
-      }
-    }
-    try {
-      const bool all = good.size() == rows.size();
-      const std::vector<int64_t> drawn = sample_rows(
-          all ? logits : logits.index_select(0, torch::tensor(good).to(logits.device())),
-          samplers);
-      for (size_t i = 0; i < good.size(); ++i) {
-        token_of_row[rows[static_cast<size_t>(good[i])]] = drawn[i];
-      }
-    } catch (...) {  // not the logits (checked above): every drawing row ends
-      const std::string message = what(std::current_exception());
-      for (const int64_t r : good) {
-        const int64_t id = job_of_row.at(rows[static_cast<size_t>(r)]);
-        fail(id, active.at(id), message);
+      if (drawn[r].error.empty()) {
+        token_of_row[rows[r]] = drawn[r].token;
+      } else {
+        fail(id, active.at(id), drawn[r].error);
       }
     }
     std::vector<int64_t> tokens;

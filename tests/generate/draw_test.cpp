@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gpt2/error.h"
@@ -94,11 +95,12 @@ TEST(SampleRows, EachRowAsSampleNextGivesItAlone) {
       alone.push_back(seeded(100 + r + 10 * round));
     }
     for (size_t r = 0; r < options.size(); ++r) rows.push_back({&options[r], &batch[r]});
-    const std::vector<int64_t> got = sample_rows(logits, rows);
+    const std::vector<RowDraw> got = sample_rows(logits, rows);
     for (size_t r = 0; r < options.size(); ++r) {
       const auto want = sample_next(logits.narrow(0, static_cast<int64_t>(r), 1), options[r],
                                     alone[r]).item<int64_t>();
-      EXPECT_EQ(got[r], want) << "row " << r << ", round " << round;
+      EXPECT_EQ(got[r].token, want) << "row " << r << ", round " << round;
+      EXPECT_EQ(got[r].error, "");
     }
   }
 }
@@ -110,8 +112,27 @@ TEST(SampleRows, MisuseIsAnInputError) {
   EXPECT_THROW(sample_rows(logits, {{&o, &g}}), InputError);
   EXPECT_THROW(sample_rows(logits, {{&o, &g}, {nullptr, &g}}), InputError);
   EXPECT_THROW(sample_rows(logits, {{&o, &g}, {&o, nullptr}}), InputError);
+  EXPECT_THROW(sample_rows(logits.view({20}), {{&o, &g}}), InputError);
+}
+
+// A row whose logits are not finite gets check_logits's message; the
+// others their tokens, on either draw.
+TEST(SampleRows, ARowOfNonFiniteLogitsGetsItsErrorAlone) {
+  auto logits = torch::randn({3, 10});
   logits[1][3] = std::nanf("");
-  EXPECT_THROW(sample_rows(logits, {{&o, &g}, {&o, &g}}), InputError);
+  const SamplingOptions host, device = on_device();
+  at::Generator g = seeded(1);
+  const auto got = sample_rows(logits, {{&host, &g}, {&device, &g}, {&device, &g}});
+  EXPECT_EQ(got[0].error, "");
+  EXPECT_GE(got[0].token, 0);
+  EXPECT_NE(got[1].error.find("the logits hold NaN or infinity (first at [0, 3])"),
+            std::string::npos) << got[1].error;
+  EXPECT_EQ(got[1].token, -1);
+  EXPECT_EQ(got[2].error, "");
+  EXPECT_GE(got[2].token, 0);
+}
+
+TEST(SampleRows, DrawNames) {
   EXPECT_EQ(enum_name(Draw::kDevice), "device");
   EXPECT_EQ(enum_from_name<Draw>("host", "--draw"), Draw::kHost);
 }

@@ -75,9 +75,9 @@ TEST(CudaDraw, SampleRowsGivesEachRowWhatItGetsAlone) {
   }
   std::vector<RowSampler> rows;
   for (size_t r = 0; r < 8; ++r) rows.push_back({&options[r], &batch[r]});
-  const std::vector<int64_t> got = sample_rows(logits, rows);
+  const std::vector<RowDraw> got = sample_rows(logits, rows);
   for (size_t r = 0; r < 8; ++r) {
-    EXPECT_EQ(got[r], sample_next(logits.narrow(0, static_cast<int64_t>(r), 1), options[r],
+    EXPECT_EQ(got[r].token, sample_next(logits.narrow(0, static_cast<int64_t>(r), 1), options[r],
                                   alone[r]).item<int64_t>()) << "row " << r;
   }
 }
