@@ -19,6 +19,8 @@ struct ServeFlags {
   std::string dtype = "float32";
   /// --device: cpu, cuda or cuda:N.
   std::string device = "cpu";
+  /// --draw: auto, host or device (gpt2::Draw), for every request.
+  std::string draw = "auto";
   /// --mmap: auto, on or off (gpt2::Mmap); off by default: a server that
   /// runs for days should not depend on the file staying as it is.
   std::string mmap = "off";

@@ -30,6 +30,7 @@ class Routes {
         max_batch_(flags.max_batch),
         max_queue_(flags.max_queue),
         request_timeout_(flags.request_timeout),
+        draw_(enum_from_name<Draw>(flags.draw, "--draw")),
         api_key_(flags.api_key),
         vocab_size_(model->config.vocab_size()),
         tokenizer_(std::move(tokenizer)),
@@ -143,7 +144,8 @@ class Routes {
       reply_error(res, 503, "the server is shutting down", "server_busy");
       return;
     }
-    const CompletionRequest r = parse_completion_request(body, tokenizer_, vocab_size_, name_);
+    CompletionRequest r = parse_completion_request(body, tokenizer_, vocab_size_, name_);
+    r.options.draw(draw_);
     auto c = std::make_shared<Completion>();
     c->id = fmt::format("cmpl-{}", next_id_++);
     c->model = r.model;
@@ -210,6 +212,7 @@ class Routes {
   std::string name_;
   int64_t max_batch_, max_queue_;
   double request_timeout_;  // seconds
+  Draw draw_;                // every request's
   std::string api_key_;
   int64_t vocab_size_;
   Tokenizer tokenizer_;
