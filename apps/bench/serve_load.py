@@ -1,18 +1,24 @@
 """Load on `gpt2 serve`: N concurrent streaming clients, as N grows.
 
 Starts the server on a free port, then for each N sends N clients at once,
-each making REQUESTS streamed requests of TOKENS greedy tokens one after
-another, and prints per N: the total tokens/s (all tokens / wall time), the
+each making REQUESTS streamed requests of TOKENS tokens one after another
+(greedy, or drawn at --temperature T), and prints per N: the total tokens/s (all tokens / wall time), the
 time to first token (median and 95th percentile over the requests) and the
 tokens/s each stream sees after its first token (median). Python's standard
 library only.
 
 Usage: python3 apps/bench/serve_load.py GPT2 MODEL [--clients 1,2,4,8,16]
-           [--requests 2] [--tokens 32] [--max-batch 8]
+           [--requests 2] [--tokens 32] [--max-batch 8] [--temperature 0]
+           [--serve-flags '--device cuda --dtype bfloat16'] [--wrapper 'env VAR=...']
+
+--serve-flags adds flags to `gpt2 serve`; --wrapper puts words before the
+gpt2 command (an `env` that sets its library path); each is one string,
+split as a shell splits words.
 """
 import argparse
 import json
 import re
+import shlex
 import statistics
 import subprocess
 import threading
@@ -26,10 +32,15 @@ parser.add_argument("--clients", default="1,2,4,8,16")
 parser.add_argument("--requests", type=int, default=2)
 parser.add_argument("--tokens", type=int, default=32)
 parser.add_argument("--max-batch", type=int, default=8)
+parser.add_argument("--temperature", type=float, default=0.0)
+parser.add_argument("--serve-flags", default="")
+parser.add_argument("--wrapper", default="")
 args = parser.parse_args()
 
-server = subprocess.Popen([args.gpt2, "serve", "--model", args.model, "--port", "0",
-                           "--max-batch", str(args.max_batch), "--max-queue", "1024"],
+server = subprocess.Popen(shlex.split(args.wrapper) +
+                          [args.gpt2, "serve", "--model", args.model, "--port", "0",
+                           "--max-batch", str(args.max_batch), "--max-queue", "1024"] +
+                          shlex.split(args.serve_flags),
                           stdout=subprocess.PIPE, text=True)
 for line in server.stdout:
     m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
@@ -46,8 +57,8 @@ PROMPTS = ["Hello", "The quick brown fox jumps over the lazy dog and", "Once upo
 
 def stream(prompt):
     """(seconds to the first text, seconds after it, tokens) of one streamed request."""
-    body = json.dumps({"prompt": prompt, "max_tokens": args.tokens, "temperature": 0,
-                       "stream": True}).encode()
+    body = json.dumps({"prompt": prompt, "max_tokens": args.tokens,
+                       "temperature": args.temperature, "stream": True}).encode()
     start = time.perf_counter()
     first = None
     with urllib.request.urlopen(urllib.request.Request(url, data=body), timeout=600) as r:

@@ -21,7 +21,7 @@
 # only when the build and every CUDA test passed.
 #
 # The plan on an H200 (16 cores): everything, the build included, within
-# BUDGET_S = 420 s. A cap is the most a step may take, never more than the
+# BUDGET_S = 450 s. A cap is the most a step may take, never more than the
 # budget has left; a step with under 10 s left is skipped.
 #   versions, unpack, configure        ~20 s  caps 60, -, 120
 #   build: gpt2, gpt2-app-step         ~76 s  BUILD_S, 180
@@ -32,13 +32,14 @@
 #                                             the frontier's two runs ~15 s, 60
 #   bench train, B 32, one round       ~90 s  at most 150, leaving 45 s; a side 75
 #   bench generate, bf16 and float32   ~25 s  60 each
+#   serve_load.py, greedy and sampled  ~30 s  the 124M file 60, each run 60
 #   the bf16 peak, HF's decoding       ~30 s  30, 90
-# That is about 405 s; the rest is slack for a slow compile or start.
+# That is about 435 s; the rest is slack for a slow compile or start.
 #
 # Environment: TORCH_PREFIX (LibTorch's CMake prefix; python3's
 # torch.utils.cmake_prefix_path), TORCH_INCLUDE (its headers; a wheel's
 # TORCH_PREFIX/../../include), PYTHON (python3), BUILD_DIR (build-gpu), JOBS
-# (every core), BUDGET_S (420), BUILD_S (180), TEST_S (60), TRAIN_FLAGS
+# (every core), BUDGET_S (450), BUILD_S (180), TEST_S (60), TRAIN_FLAGS
 # (bench train's flags besides --device, --dtype, --batch-size and
 # --peer-python), GEN_FLAGS (bench generate's), GPT2_COMMIT (when the tree
 # has no .git), GPU_STAGE=configure|build (stop after that step: what a
@@ -52,7 +53,7 @@ root=$PWD here=$PWD/tests/gpu
 build=${BUILD_DIR:-$root/build-gpu}
 python=${PYTHON:-python3}
 jobs=${JOBS:-$(nproc)}
-budget=${BUDGET_S:-420}
+budget=${BUDGET_S:-450}
 deadline=$((SECONDS + budget))
 prefix=$build/prefix logs=$build/logs pyenv=$build/pyenv py=$build/python
 rm -rf "$logs" && mkdir -p "$logs"  # no figure from an earlier run
@@ -199,6 +200,20 @@ if ((built == 0)); then
     figure "bench-generate $dt" "$(sed -nE 's/^graphs +(not replayed: .{0,100}).*/\1/p' "$log")"
     keep "gpt2 bench generate, $dt" "bench-generate $dt" 25
   done
+  # Serving GPT-2 124M's shapes (fresh weights) in bf16, a batch of 32: 1
+  # and 32 concurrent streaming clients, greedy, then 32 drawing at
+  # temperature 0.8 (on the GPU, Draw::kAuto).
+  if step gpt2-124m 60 "${pfx[@]}" "$gpt2" inspect --preset gpt2 --save "$build/gpt2-124m.pt"; then
+    for t in 0 0.8; do
+      step "serve-load T$t" 60 "$py" "$root/apps/bench/serve_load.py" "$gpt2" "$build/gpt2-124m.pt" \
+        --clients "$([[ $t == 0 ]] && echo 1,32 || echo 32)" --requests 2 --tokens 64 \
+        --max-batch 32 --temperature "$t" --serve-flags "--device cuda --dtype bfloat16" \
+        --wrapper "$(printf '%q ' "${pfx[@]}")"
+      figure "serve-load T$t" "$(awk '$1 ~ /^[0-9]+$/ { printf "%s%s clients %s tok/s, TTFT %s", s, $1, $2, $3; s = "; " }' \
+                                 "$(log_of "serve-load T$t")")"
+      keep "serve_load.py, GPT-2 124M bf16, temperature $t" "serve-load T$t" 6
+    done
+  fi
 fi
 step peak 30 "$py" "$here/peer.py" peak
 figure peak "$(value peak_bf16_tflops peak | sed 's/.\+/bf16 & TFLOP\/s (8192^3, torch)/')"
