@@ -48,6 +48,7 @@ int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
   torch::manual_seed(0);
   GPT model(GPTConfig::preset(f.preset));
   model->to(device, dtype);
+  model->eval();  // the graphs probe decodes with dropout off, as generate() does
   fmt::print(out, "model     {} on {}, {} weights, prompt {} tokens, {} new tokens, greedy, KV "
                   "cache, median of {} (min-max)\n", f.preset, device.str(), c10::toString(dtype),
              f.prompt_tokens, f.new_tokens, f.repeats);
