@@ -5,11 +5,13 @@ attention is nanoGPT's choice: scaled_dot_product_attention where torch has
 it (2.x), the explicit masked softmax otherwise (1.13).
 
 Usage: python3 peer_step.py N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP [THREADS]
-                           [--device cuda] [--dtype bfloat16] [--compile]
+                           [--device cuda] [--dtype bfloat16] [--compile] [--shipped]
 (THREADS: torch intra-op threads; 0 or absent leaves torch's default.) On a
 GPU it runs as nanoGPT's train.py does there: the forward under
 torch.autocast in --dtype, AdamW(fused=True), torch.compile with --compile;
-each phase ends when the device is done.
+each phase ends when the device is done. --shipped builds the model as
+nanoGPT's bench.py ships it: the vocabulary padded to a multiple of 64
+(50304 for 50257) and no biases in the Linears and LayerNorms.
 Prints one line of JSON: median seconds per phase and peak RSS in bytes.
 """
 import contextlib
@@ -30,16 +32,28 @@ import torch.nn.functional as F
 FLASH = hasattr(F, "scaled_dot_product_attention")
 
 
+class LayerNorm(nn.Module):
+    """nanoGPT's: a bias only where asked (torch 1.13's has no bias=False)."""
+
+    def __init__(self, n_embd, bias):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n_embd))
+        self.bias = nn.Parameter(torch.zeros(n_embd)) if bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
 class Block(nn.Module):
-    def __init__(self, n_head, n_embd):
+    def __init__(self, n_head, n_embd, bias):
         super().__init__()
         self.n_head = n_head
-        self.ln_1 = nn.LayerNorm(n_embd)
-        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
-        self.attn_proj = nn.Linear(n_embd, n_embd)
-        self.ln_2 = nn.LayerNorm(n_embd)
-        self.c_fc = nn.Linear(n_embd, 4 * n_embd)
-        self.mlp_proj = nn.Linear(4 * n_embd, n_embd)
+        self.ln_1 = LayerNorm(n_embd, bias)
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=bias)
+        self.attn_proj = nn.Linear(n_embd, n_embd, bias=bias)
+        self.ln_2 = LayerNorm(n_embd, bias)
+        self.c_fc = nn.Linear(n_embd, 4 * n_embd, bias=bias)
+        self.mlp_proj = nn.Linear(4 * n_embd, n_embd, bias=bias)
 
     def forward(self, x, mask):
         B, T, C = x.shape
@@ -57,12 +71,12 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, n_layer, n_head, n_embd, vocab, block):
+    def __init__(self, n_layer, n_head, n_embd, vocab, block, bias=True):
         super().__init__()
         self.wte = nn.Embedding(vocab, n_embd)
         self.wpe = nn.Embedding(block, n_embd)
-        self.h = nn.ModuleList(Block(n_head, n_embd) for _ in range(n_layer))
-        self.ln_f = nn.LayerNorm(n_embd)
+        self.h = nn.ModuleList(Block(n_head, n_embd, bias) for _ in range(n_layer))
+        self.ln_f = LayerNorm(n_embd, bias)
         self.lm_head = nn.Linear(n_embd, vocab, bias=False)
         self.lm_head.weight = self.wte.weight  # tied, as nanoGPT
         self.register_buffer("mask", torch.tril(torch.ones(block, block)))
@@ -104,13 +118,16 @@ def main():
     n_layer, n_head, n_embd, vocab, block, B, T, steps, warmup = map(int, positional[:9])
     threads = int(positional[9]) if len(positional) > 9 else 0
     device, dtype, compiled = "cpu", "float32", "--compile" in flags
+    shipped, ids = "--shipped" in flags, vocab  # the data's ids stay below 50257
+    if shipped:  # nanoGPT's bench.py: 50304 for 50257, no biases
+        vocab = (vocab + 63) // 64 * 64
     for i, flag in enumerate(flags):
         if flag in ("--device", "--dtype") and i + 1 < len(flags):
             device, dtype = (flags[i + 1], dtype) if flag == "--device" else (device, flags[i + 1])
     if threads > 0:
         torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = GPT(n_layer, n_head, n_embd, vocab, block).to(device)
+    model = GPT(n_layer, n_head, n_embd, vocab, block, bias=not shipped).to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
@@ -125,8 +142,8 @@ def main():
     # a float32 dtype even when disabled.
     ctx = (contextlib.nullcontext() if dtype == "float32" else
            torch.autocast(device_type=device.split(":")[0], dtype=getattr(torch, dtype)))
-    x = torch.randint(vocab, (B, T), device=device)
-    y = torch.randint(vocab, (B, T), device=device)
+    x = torch.randint(ids, (B, T), device=device)
+    y = torch.randint(ids, (B, T), device=device)
 
     def now():
         if cuda:

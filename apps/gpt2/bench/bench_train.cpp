@@ -222,6 +222,9 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
   add_device_flag(*t, f->device);
   add_dtype_flag(*t, f->dtype);
   t->add_flag("--peer-compile", f->peer_compile, "Also time the peer under torch.compile (GPU)");
+  t->add_flag("--peer-shipped", f->peer_shipped,
+              "Also time the peer as nanoGPT's bench.py ships it: the vocabulary padded to a "
+              "multiple of 64, no biases (on a GPU under torch.compile with --peer-compile)");
   t->add_option("--peer-python", f->peer_python, "The python3 that runs the peer")
       ->capture_default_str();
   t->add_option("--side-timeout", f->side_timeout,

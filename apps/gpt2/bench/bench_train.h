@@ -45,6 +45,9 @@ struct BenchTrainFlags {
   std::string dtype = "float32";
   /// Also run the peer under torch.compile.
   bool peer_compile = false;
+  /// Also run the peer as nanoGPT's bench.py ships it (vocabulary padded to
+  /// a multiple of 64, no biases); on a GPU compiled with peer_compile.
+  bool peer_shipped = false;
   /// The Python that runs the peer (Debian's python3-torch by default).
   std::string peer_python = "/usr/bin/python3";
   /// Seconds each run of an external side may take (coreutils' timeout);

@@ -77,11 +77,21 @@ std::vector<Side> external_sides(const GPTConfig& config, const BenchTrainFlags&
   std::vector<int> peer_threads = f.peer_threads;
   if (peer_threads.empty()) peer_threads.push_back(0);
   for (int& t : peer_threads) t = t > 0 ? t : threads;
-  const auto python = [&](int t, const std::string& core, bool compiled = false) {
-    return fmt::format("{}{} {} {} {} --device {} --dtype {}{}",
+  const auto python = [&](int t, const std::string& core, bool compiled = false,
+                           bool shipped = false) {
+    return fmt::format("{}{} {} {} {} --device {} --dtype {}{}{}",
                        core.empty() ? "" : "OPENBLAS_CORETYPE=" + shell_word(core) + " ",
                        shell_word(f.peer_python), shell_word(GPT2_PEER_SCRIPT), args, t,
-                       shell_word(f.device), f.dtype, compiled ? " --compile" : "");
+                       shell_word(f.device), f.dtype, compiled ? " --compile" : "",
+                       shipped ? " --shipped" : "");
+  };
+  // nanoGPT's model as its bench.py ships it.
+  const auto shipped = [&](int t, bool compiled) {
+    return side("Py shipped", python(t, "", compiled, true),
+                fmt::format("nanoGPT's model as its bench.py ships it (vocabulary {}, no "
+                            "biases), {}", (config.vocab_size() + 63) / 64 * 64,
+                            compiled ? "under torch.compile" : "eager"),
+                true);
   };
   if (f.device != "cpu") {  // the GPU peers: nanoGPT eager, and compiled
     sides.push_back(side("Python", python(0, ""), "nanoGPT's model, eager", true));
@@ -89,6 +99,7 @@ std::vector<Side> external_sides(const GPTConfig& config, const BenchTrainFlags&
       sides.push_back(side("Py compile", python(0, "", true),
                            "nanoGPT's model under torch.compile", true));
     }
+    if (f.peer_shipped) sides.push_back(shipped(0, f.peer_compile));
     return sides;
   }
   for (int t : peer_threads) {
@@ -96,6 +107,7 @@ std::vector<Side> external_sides(const GPTConfig& config, const BenchTrainFlags&
     sides.push_back(side(name, python(t, ""), fmt::format("{} torch threads, OpenBLAS as the "
                          "environment gives it", t), true));
   }
+  if (f.peer_shipped) sides.push_back(shipped(peer_threads.front(), false));
   const std::string core = f.peer_blas_core == "auto" ? better_blas_core(rt) : f.peer_blas_core;
   if (!core.empty() && core != "none") {
     sides.push_back(side("Python*", python(peer_threads.front(), core),
