@@ -112,6 +112,21 @@ TEST(FusedHeadLoss, TheBackwardScalesByTheIncomingGradient) {
   EXPECT_LT(max_diff(three.dw, one.dw * 3), 1e-6);
 }
 
+// A graph kept for a second backward gives the same gradients again.
+TEST(FusedHeadLoss, ASecondBackwardGivesTheSameGradients) {
+  const Case c = make_case(10, 8, 30);
+  auto x = c.x.detach().clone().requires_grad_();
+  auto w = c.w.detach().clone().requires_grad_();
+  auto loss = ops::fused_head_loss(x, w, c.targets, {4, 64}) * 2;
+  loss.backward({}, /*retain_graph=*/true);
+  const auto dx = x.grad().clone(), dw = w.grad().clone();
+  x.grad().zero_();
+  w.grad().zero_();
+  loss.backward();
+  EXPECT_TRUE(torch::equal(x.grad(), dx));
+  EXPECT_TRUE(torch::equal(w.grad(), dw));
+}
+
 TEST(FusedHeadLoss, EveryTargetIgnoredIsNaNAsTorchsLoss) {
   Case c = make_case(6, 8, 30);
   c.targets.fill_(-1);

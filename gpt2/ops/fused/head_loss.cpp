@@ -78,8 +78,9 @@ class FusedHeadLoss : public torch::autograd::Function<FusedHeadLoss> {
     const auto dtype = [&](const char* key) {
       return static_cast<torch::ScalarType>(ctx->saved_data[key].toInt());
     };
-    Tensor dx = (ctx->saved_data["dx"].toTensor() * scale).to(dtype("x_dtype"));
-    Tensor dw = (ctx->saved_data["dw"].toTensor() * scale).to(dtype("w_dtype"));
+    // Scaled in the inputs' dtype (float32 for a bf16 product's), not the product's.
+    Tensor dx = ctx->saved_data["dx"].toTensor().to(dtype("x_dtype")) * scale;
+    Tensor dw = ctx->saved_data["dw"].toTensor().to(dtype("w_dtype")) * scale;
     return {dx, dw, Tensor(), Tensor()};
   }
 };
