@@ -21,7 +21,7 @@
 # only when the build and every CUDA test passed.
 #
 # The plan on an H200 (16 cores): everything, the build included, within
-# BUDGET_S = 540 s. A cap is the most a step may take, never more than the
+# BUDGET_S = 560 s. A cap is the most a step may take, never more than the
 # budget has left; a step with under 10 s left is skipped.
 #   versions, unpack, configure        ~20 s  caps 60, -, 120
 #   build: gpt2, gpt2-app-step         ~76 s  BUILD_S, 180
@@ -31,17 +31,19 @@
 #                                             b's nine at once, 90 each; others 30-90;
 #                                             the frontier's two runs ~15 s, 60
 #   bench train, B 32, one round      ~175 s  at most 240, leaving 45 s; a side 75
-#   bench generate, bf16 and float32   ~25 s  60 each
+#   bench generate, bf16, float32,
+#     and bf16 drawn on host and GPU   ~40 s  60 each
 #   serve_load.py, greedy and sampled  ~30 s  the 124M file 60, each run 60
 #   the bf16 peak, HF's decoding       ~30 s  30, 90
-# That is about 520 s; the rest is slack for a slow compile or start.
+# That is about 535 s; the rest is slack for a slow compile or start.
 #
 # Environment: TORCH_PREFIX (LibTorch's CMake prefix; python3's
 # torch.utils.cmake_prefix_path), TORCH_INCLUDE (its headers; a wheel's
 # TORCH_PREFIX/../../include), PYTHON (python3), BUILD_DIR (build-gpu), JOBS
-# (every core), BUDGET_S (540), BUILD_S (180), TEST_S (60), TRAIN_FLAGS
+# (every core), BUDGET_S (560), BUILD_S (180), TEST_S (60), TRAIN_FLAGS
 # (bench train's flags besides --device, --dtype, --batch-size and
-# --peer-python), GEN_FLAGS (bench generate's), GPT2_COMMIT (when the tree
+# --peer-python), GEN_FLAGS (bench generate's besides --device, --dtype, --cuda-graphs
+# and the sampled run's), GPT2_COMMIT (when the tree
 # has no .git), GPU_STAGE=configure|build (stop after that step: what a
 # machine without a GPU can check).
 # shellcheck source-path=SCRIPTDIR
@@ -53,7 +55,7 @@ root=$PWD here=$PWD/tests/gpu
 build=${BUILD_DIR:-$root/build-gpu}
 python=${PYTHON:-python3}
 jobs=${JOBS:-$(nproc)}
-budget=${BUDGET_S:-540}
+budget=${BUDGET_S:-560}
 deadline=$((SECONDS + budget))
 prefix=$build/prefix logs=$build/logs pyenv=$build/pyenv py=$build/python
 rm -rf "$logs" && mkdir -p "$logs"  # no figure from an earlier run
@@ -190,16 +192,23 @@ if ((built == 0)); then
   figure "bench-train B$b" "$(sed -nE 's/^kernels +device time ([0-9.]+) ms a step in ([0-9]+) launches.*/kernels \1 ms a step, \2 launches/p' "$log")"
   keep "gpt2 bench train, B $b" "bench-train B$b" 55
   # Decoding at batch 1 and 32, each with its steps replayed from CUDA
-  # graphs and op by op, alternating; bf16 weights (issue's goal), then float32.
-  for dt in bfloat16 float32; do
+  # graphs and op by op, alternating; bf16 weights (issue's goal), then
+  # float32; then bf16 drawing at temperature 0.8, top-k 200, each token
+  # drawn on the host and on the GPU.
+  for run in bfloat16 float32 sampled; do
+    dt=${run/sampled/bfloat16}
+    more=(--cuda-graphs on,off)
+    [[ $run == sampled ]] && more=(--cuda-graphs on --temperature 0.8 --top-k 200 --draw host,device)
     # shellcheck disable=SC2086 # GEN_FLAGS is words
-    step "bench-generate $dt" 60 "${pfx[@]}" "$gpt2" bench generate --device cuda --dtype "$dt" \
-      ${GEN_FLAGS:---preset gpt2 --prompt-tokens 16 --new-tokens 128 --repeats 3 --batch 1,32 --cuda-graphs on,off}
-    log=$(log_of "bench-generate $dt")
-    figure "bench-generate $dt" "$(awk '/^  [0-9]+ +(on|off) +[0-9.]+ / { printf "%sB%s graphs %s %s", s, $1, $2, $3; s = ", " }
+    step "bench-generate $run" 60 "${pfx[@]}" "$gpt2" bench generate --device cuda --dtype "$dt" \
+      ${GEN_FLAGS:---preset gpt2 --prompt-tokens 16 --new-tokens 128 --repeats 3 --batch 1,32} \
+      "${more[@]}"
+    log=$(log_of "bench-generate $run")
+    figure "bench-generate $run" "$(awk '/^  [0-9]+ +(on|off) +[-a-z]+ +[0-9.]+ / {
+                                          printf "%sB%s graphs %s%s %s", s, $1, $2, ($3 == "-" ? "" : " draw " $3), $4; s = ", " }
                                         END { if (s) printf " tokens/s" }' "$log")"
-    figure "bench-generate $dt" "$(sed -nE 's/^graphs +(not replayed: .{0,100}).*/\1/p' "$log")"
-    keep "gpt2 bench generate, $dt" "bench-generate $dt" 25
+    figure "bench-generate $run" "$(sed -nE 's/^graphs +(not replayed: .{0,100}).*/\1/p' "$log")"
+    keep "gpt2 bench generate, $run" "bench-generate $run" 25
   done
   # Serving GPT-2 124M's shapes (fresh weights) in bf16, a batch of 32: 1
   # and 32 concurrent streaming clients, greedy, then 32 drawing at

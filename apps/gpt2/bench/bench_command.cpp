@@ -143,6 +143,18 @@ void add_bench_command(CLI::App& app, int* rc) {
       ->delimiter(',')
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  g->add_option("--temperature", gen->temperature,
+                "On a GPU: 0 decodes greedily; above, tokens are drawn at this temperature")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  g->add_option("--top-k", gen->top_k, "On a GPU, when drawing: keep the k most likely (0: all)")
+      ->check(gpt2::app::in_range(int64_t{0}, int64_t{1} << 20))
+      ->capture_default_str();
+  g->add_option("--draw", gen->draws,
+                "On a GPU, when drawing: where tokens are drawn (auto, host, device), side by side")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"auto", "host", "device"}))
+      ->capture_default_str();
   g->callback([gen, rc, weights] {
     gen->weights_given = weights->count() > 0;
     *rc = run_bench_generate(*gen, std::cout);

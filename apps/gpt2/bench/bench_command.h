@@ -31,11 +31,19 @@ struct BenchGenerateFlags {
   /// On a GPU: decoding steps replayed from CUDA graphs ("on"), op by op
   /// ("off"), or both side by side.
   std::vector<std::string> graphs = {"on", "off"};
+  /// On a GPU: 0 decodes greedily; above, each token is drawn at this
+  /// temperature (top_k below when it is above 0), where `draws` say.
+  double temperature = 0;
+  int64_t top_k = 0;
+  /// On a GPU: where sampled tokens are drawn (gpt2::Draw's names), side by
+  /// side.
+  std::vector<std::string> draws = {"auto"};
 };
 
-/// On a GPU: tokens/s of greedy decoding with the KV cache at each of
-/// flags.batches, with and without CUDA graphs, weights in flags.dtype,
-/// alternating, median of `repeats`.
+/// On a GPU: tokens/s of decoding with the KV cache (greedy, or sampled
+/// at flags.temperature) at each of flags.batches, with and without CUDA
+/// graphs, each draw of flags.draws, weights in flags.dtype, alternating,
+/// median of `repeats`.
 int run_bench_generate_device(const BenchGenerateFlags& flags, std::ostream& out);
 
 /// Tokens/s of greedy decoding with and without the KV cache (alternating,

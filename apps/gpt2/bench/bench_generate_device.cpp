@@ -49,9 +49,14 @@ int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
   GPT model(GPTConfig::preset(f.preset));
   model->to(device, dtype);
   model->eval();  // the graphs probe decodes with dropout off, as generate() does
-  fmt::print(out, "model     {} on {}, {} weights, prompt {} tokens, {} new tokens, greedy, KV "
+  const bool greedy = f.temperature == 0;
+  fmt::print(out, "model     {} on {}, {} weights, prompt {} tokens, {} new tokens, {}, KV "
                   "cache, median of {} (min-max)\n", f.preset, device.str(), c10::toString(dtype),
-             f.prompt_tokens, f.new_tokens, f.repeats);
+             f.prompt_tokens, f.new_tokens,
+             greedy ? std::string("greedy")
+                    : fmt::format("drawn at temperature {}{}", f.temperature,
+                                  f.top_k > 0 ? fmt::format(", top-k {}", f.top_k) : ""),
+             f.repeats);
   fmt::print(out, "device    {}\n", device_line(device, dtype, "weights", model->config, 1,
                                                  f.prompt_tokens));
   auto ids = torch::randint(model->config.vocab_size(), {f.prompt_tokens});
@@ -59,15 +64,20 @@ int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
   bool any_graphs = false;
   for (const auto& g : f.graphs) any_graphs = any_graphs || g == "on";
   if (any_graphs) fmt::print(out, "graphs    {}\n", graphs_line(*model, prompt));
-  const auto options = SamplingOptions().temperature(0).max_new_tokens(f.new_tokens);
+  auto options = SamplingOptions().temperature(f.temperature).max_new_tokens(f.new_tokens);
+  if (f.top_k > 0) options.top_k(f.top_k);
   struct Side {
     int64_t batch;
-    std::string graphs;
+    std::string graphs, draw;
     std::vector<double> rates;
   };
+  // Greedy decoding draws nothing: one side per batch and graphs setting.
+  const std::vector<std::string> draws = greedy ? std::vector<std::string>{"-"} : f.draws;
   std::vector<Side> sides;
   for (const int64_t b : f.batches) {
-    for (const auto& g : f.graphs) sides.push_back({b, g, {}});
+    for (const auto& g : f.graphs) {
+      for (const auto& d : draws) sides.push_back({b, g, d, {}});
+    }
   }
   for (const auto& g : f.graphs) {  // warm-up, each kind of step
     generate(*model, {prompt}, SamplingOptions(options).max_new_tokens(8).cuda_graphs(g == "on"));
@@ -75,30 +85,31 @@ int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
   for (int r = 0; r < f.repeats; ++r) {  // alternating, so drift hits every side
     for (Side& side : sides) {
       const std::vector<std::vector<int64_t>> prompts(static_cast<size_t>(side.batch), prompt);
-      const auto these = SamplingOptions(options).cuda_graphs(side.graphs == "on");
+      auto these = SamplingOptions(options).cuda_graphs(side.graphs == "on");
+      if (!greedy) these.draw(enum_from_name<Draw>(side.draw, "--draw"));
       const double s = time_s([&] {
         generate(*model, prompts, these);
         torch::cuda::synchronize();
       });
       side.rates.push_back(static_cast<double>(side.batch * f.new_tokens) / s);
-      fmt::print(out, "repeat {:<3} batch {:<5} graphs {:<3} {:.1f} tokens/s\n", r + 1, side.batch,
-                 side.graphs, side.rates.back());
+      fmt::print(out, "repeat {:<3} batch {:<5} graphs {:<3} draw {:<6} {:.1f} tokens/s\n", r + 1,
+                 side.batch, side.graphs, side.draw, side.rates.back());
     }
   }
-  fmt::print(out, "  {:<10} {:<7} {:>12} {:>20} {:>10}\n", "batch", "graphs", "tokens/s", "range",
-             "on/off");
+  fmt::print(out, "  {:<10} {:<7} {:<7} {:>12} {:>20} {:>10}\n", "batch", "graphs", "draw",
+             "tokens/s", "range", "on/off");
   for (const Side& side : sides) {
     const Stats s = stats(side.rates);
     std::string ratio;
     if (side.graphs == "on") {
       for (const Side& other : sides) {
-        if (other.batch == side.batch && other.graphs == "off") {
+        if (other.batch == side.batch && other.graphs == "off" && other.draw == side.draw) {
           ratio = fmt::format("{:.2f}x", s.median / stats(other.rates).median);
         }
       }
     }
-    fmt::print(out, "  {:<10} {:<7} {:>12.1f} {:>9.1f}-{:<10.1f} {:>10}\n", side.batch, side.graphs,
-               s.median, s.min, s.max, ratio);
+    fmt::print(out, "  {:<10} {:<7} {:<7} {:>12.1f} {:>9.1f}-{:<10.1f} {:>10}\n", side.batch,
+               side.graphs, side.draw, s.median, s.min, s.max, ratio);
   }
   return 0;
 }
