@@ -159,11 +159,19 @@ torch::Tensor draw_on_device(const torch::Tensor& logits, const std::vector<RowS
 torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
                           at::Generator& generator) {
   check_shape(logits, "sample_next");
+  if (!greedy(o) && !on_device(o, logits)) {
+    check_logits(logits);
+    return draw_on_host(logits, o, generator);
+  }
+  // Queued before check_logits waits for the device, so that these
+  // launches overlap the work that makes the logits; non-finite logits
+  // still throw, the ids dropped.
+  auto ids = greedy(o) ? logits.argmax(-1)                              // (B)
+                       : draw_on_device(logits, std::vector<RowSampler>(
+                                                    static_cast<size_t>(logits.size(0)),
+                                                    RowSampler{&o, &generator}));
   check_logits(logits);
-  if (greedy(o)) return logits.argmax(-1);  // (B)
-  if (!on_device(o, logits)) return draw_on_host(logits, o, generator);
-  return draw_on_device(logits, std::vector<RowSampler>(static_cast<size_t>(logits.size(0)),
-                                                        RowSampler{&o, &generator}));
+  return ids;
 }
 
 std::vector<RowDraw> sample_rows(const torch::Tensor& logits,
@@ -174,37 +182,43 @@ std::vector<RowDraw> sample_rows(const torch::Tensor& logits,
     throw InputError(fmt::format("sample_rows has {} rows of logits but {} samplers", B,
                                  rows.size()));
   }
+  std::vector<int64_t> device_rows;  // drawn together
+  std::vector<RowSampler> device_samplers;
   for (size_t r = 0; r < B; ++r) {
     if (!rows[r].options || !rows[r].generator) {
       throw InputError(fmt::format("sample_rows: row {} has no options or no generator", r));
     }
+    if (on_device(*rows[r].options, logits)) {
+      device_rows.push_back(static_cast<int64_t>(r));
+      device_samplers.push_back(rows[r]);
+    }
   }
-  std::vector<RowDraw> out(B);
+  // The device's rows are queued before anything waits for the device (as
+  // in sample_next); a row whose logits are not finite has its id dropped.
+  torch::Tensor drawn;
+  if (!device_rows.empty()) {
+    const bool all = device_rows.size() == B;
+    const auto which = torch::tensor(device_rows).to(logits.device());
+    drawn = draw_on_device(all ? logits : logits.index_select(0, which), device_samplers);
+  }
   const auto finite = torch::isfinite(logits).all(-1).to(torch::kCPU).contiguous();  // (B)
-  std::vector<int64_t> device_rows;  // drawn together
-  std::vector<RowSampler> device_samplers;
-  for (size_t r = 0; r < B; ++r) {
+  if (drawn.defined()) drawn = drawn.to(torch::kCPU).contiguous();
+  std::vector<RowDraw> out(B);
+  for (size_t r = 0, d = 0; r < B; ++r) {
     const auto row = logits.narrow(0, static_cast<int64_t>(r), 1);
+    const bool on_device_row = d < device_rows.size() && device_rows[d] == static_cast<int64_t>(r);
     if (!finite.data_ptr<bool>()[r]) {
       try {
         check_logits(row);
       } catch (const InputError& e) {
         out[r].error = e.what();
       }
-    } else if (on_device(*rows[r].options, logits)) {
-      device_rows.push_back(static_cast<int64_t>(r));
-      device_samplers.push_back(rows[r]);
+    } else if (on_device_row) {
+      out[r].token = drawn.data_ptr<int64_t>()[d];
     } else {
       out[r].token = sample_next(row, *rows[r].options, *rows[r].generator).item<int64_t>();
     }
-  }
-  if (device_rows.empty()) return out;
-  const bool all = device_rows.size() == B;
-  const auto which = torch::tensor(device_rows).to(logits.device());
-  const auto drawn = draw_on_device(all ? logits : logits.index_select(0, which), device_samplers)
-                         .to(torch::kCPU).contiguous();
-  for (size_t i = 0; i < device_rows.size(); ++i) {
-    out[static_cast<size_t>(device_rows[i])].token = drawn.data_ptr<int64_t>()[i];
+    if (on_device_row) ++d;
   }
   return out;
 }

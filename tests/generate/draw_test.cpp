@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,22 @@ TEST(SampleRows, ARowOfNonFiniteLogitsGetsItsErrorAlone) {
   EXPECT_EQ(got[1].token, -1);
   EXPECT_EQ(got[2].error, "");
   EXPECT_GE(got[2].token, 0);
+}
+
+// The device's draw is queued before the logits are checked; non-finite
+// logits still throw, naming where.
+TEST(DeviceDraw, NonFiniteLogitsAreAnInputError) {
+  auto logits = torch::randn({2, 10});
+  logits[1][4] = std::numeric_limits<float>::infinity();
+  at::Generator g = seeded(1);
+  for (const SamplingOptions& o : {on_device(), on_device().temperature(0), on_device().top_p(0.5)}) {
+    try {
+      sample_next(logits, o, g);
+      ADD_FAILURE() << "no error for an infinite logit";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("first at [1, 4]"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(SampleRows, DrawNames) {
