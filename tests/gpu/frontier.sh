@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The learning-rate frontier of each residual scheme at GPT-2's width on an
 # NVIDIA GPU (docs/init-gpu.md), from the repository root of a
-# machine with the GPU check's tools (docs/gpu.md: pip's PyTorch, CMake,
+# machine with the GPU check's tools (docs/gpu-check.md: pip's PyTorch, CMake,
 # ninja, g++, and gpu-deps/ from tests/gpu/deps.sh):
 #
 #   bash tests/gpu/frontier.sh [OUT [FLAG...]]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check: one command, from the repository root of a machine with an
 # NVIDIA GPU, pip's PyTorch (python3), CMake, ninja, nvcc and g++, and no
-# package registry (docs/gpu.md, "The GPU check"):
+# package registry (docs/gpu-check.md):
 #
 #   bash tests/gpu/run.sh [DEPS_DIR]     DEPS_DIR: what tests/gpu/deps.sh fetched (gpu-deps/)
 #
