@@ -130,12 +130,7 @@ void add_generate_command(CLI::App& app, int* rc) {
                 "Recompute the whole context per token (nanoGPT's way) instead of a KV cache");
   cmd->add_flag("--no-cuda-graphs", flags->no_cuda_graphs,
                 "On a GPU, run each decoding step op by op instead of replaying a CUDA graph");
-  cmd->add_option("--draw", flags->draw,
-                  "Where a sampled token is drawn: host (the CPU's stream, the same text from a "
-                  "seed on any device), device (where the logits are: only the ids leave a GPU), "
-                  "auto (device on a GPU, host on the CPU)")
-      ->check(CLI::IsMember({"auto", "host", "device"}))
-      ->capture_default_str();
+  add_draw_flag(*cmd, flags->draw);
   cmd->add_option("--bpe-dir", flags->bpe_dir,
                   "Folder with GPT-2's encoder.json and vocab.bpe (default: the shipped copy)");
   cmd->callback([flags, rc] { *rc = run_generate(*flags, std::cout, std::cerr); });

@@ -8,9 +8,11 @@
 
 #include <ostream>
 #include <set>
+#include <vector>
 
 #include "gpt2/error.h"
 #include "gpt2/fields/table.h"
+#include "gpt2/generate/generate.h"
 #include "gpt2/generate/weight_format.h"
 #include "gpt2/io/model_source.h"
 #include "gpt2/runtime/device_line.h"
@@ -164,6 +166,18 @@ CLI::Option* add_decode_dtype_flag(CLI::App& cmd, std::string& dtype) {
                         "Decode with the weights cast to float32, bfloat16 or float16 (a GPU's "
                         "dtypes; on the CPU --weights bf16|int8 are the decoding formats)")
       ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
+      ->capture_default_str();
+}
+
+CLI::Option* add_draw_flag(CLI::App& cmd, std::string& draw) {
+  std::vector<std::string> spellings;
+  for (const auto& [value, name] : names<Draw>()) spellings.push_back(name);
+  return cmd.add_option("--draw", draw,
+                        "Where sampled tokens are drawn: host (the logits copied to the CPU: the "
+                        "CPU's stream, the same text from a seed on any device), device (where the "
+                        "logits are, a step's rows in one batch: only the ids leave a GPU), auto "
+                        "(device on a GPU, host on the CPU)")
+      ->check(CLI::IsMember(spellings))
       ->capture_default_str();
 }
 

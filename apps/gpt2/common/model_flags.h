@@ -94,6 +94,9 @@ torch::ScalarType dtype_from_flag(const std::string& text);
 /// decoding (generate, eval, serve): the weights are cast to it once, on a
 /// GPU, and every product, the attention and the KV cache run in it.
 CLI::Option* add_decode_dtype_flag(CLI::App& cmd, std::string& dtype);
+/// `--draw auto|host|device` into `draw` (default auto; gpt2::Draw's
+/// names): where sampled tokens are drawn (generate, serve).
+CLI::Option* add_draw_flag(CLI::App& cmd, std::string& draw);
 /// The dtype of a `--dtype` that add_decode_dtype_flag accepts, for
 /// `--device device`. ConfigError naming both for a half dtype on the CPU,
 /// whose decoding formats are --weights bf16 and int8.

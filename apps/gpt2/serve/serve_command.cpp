@@ -93,12 +93,7 @@ void add_serve_command(CLI::App& app, int* rc) {
       ->capture_default_str();
   cmd->add_option("--api-key", flags->api_key,
                   "Require 'Authorization: Bearer KEY' (default: $GPT2_API_KEY, else none)");
-  cmd->add_option("--draw", flags->draw,
-                  "Where each request's sampled tokens are drawn: host (the CPU's stream, as "
-                  "`gpt2 generate --draw host`), device (where the logits are, every row of a step "
-                  "in one batch), auto (device on a GPU, host on the CPU)")
-      ->check(CLI::IsMember({"auto", "host", "device"}))
-      ->capture_default_str();
+  add_draw_flag(*cmd, flags->draw);
   cmd->add_option("--bpe-dir", flags->bpe_dir,
                   "Folder with GPT-2's encoder.json and vocab.bpe (default: the shipped copy)");
   cmd->callback([flags, rc] { *rc = run_serve(*flags); });
