@@ -3,6 +3,7 @@
 /// Every message names the thing and the values. Internal invariants use
 /// TORCH_CHECK instead.
 
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,16 @@ class InputError : public Error {
  public:
   using Error::Error;
 };
+
+/// Throws InputError with `parts` written one after another unless `ok`:
+/// a caller's mistake, named where it is checked.
+template <class... Parts>
+void check_input(bool ok, const Parts&... parts) {
+  if (ok) return;
+  std::ostringstream message;
+  (message << ... << parts);
+  throw InputError(message.str());
+}
 
 /// A file that cannot be written, read, or is not what it should be
 /// (checkpoint, export). The message names the path.

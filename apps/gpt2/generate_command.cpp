@@ -128,8 +128,7 @@ void add_generate_command(CLI::App& app, int* rc) {
       ->check(gpt2::app::in_range(int64_t{0}, int64_t{64}));
   cmd->add_flag("--no-cache", flags->no_cache,
                 "Recompute the whole context per token (nanoGPT's way) instead of a KV cache");
-  cmd->add_flag("--no-cuda-graphs", flags->no_cuda_graphs,
-                "On a GPU, run each decoding step op by op instead of replaying a CUDA graph");
+  add_no_cuda_graphs_flag(*cmd, flags->no_cuda_graphs);
   add_draw_flag(*cmd, flags->draw);
   cmd->add_option("--bpe-dir", flags->bpe_dir,
                   "Folder with GPT-2's encoder.json and vocab.bpe (default: the shipped copy)");

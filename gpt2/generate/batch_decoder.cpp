@@ -22,8 +22,10 @@ void check_ids(const std::vector<int64_t>& ids, int64_t vocab, const char* what)
 
 }  // namespace
 
-BatchDecoder::BatchDecoder(GPTImpl& model, bool use_cache, DecodeSteps steps)
-    : model_(model), use_cache_(use_cache), steps_(steps) {}
+BatchDecoder::BatchDecoder(GPTImpl& model, bool use_cache, DecodeSteps steps, int64_t slots)
+    : model_(model), use_cache_(use_cache), steps_(steps), slots_(slots) {
+  if (slots < 0) throw InputError(fmt::format("BatchDecoder slots must be 0 or more, got {}", slots));
+}
 
 int64_t BatchDecoder::add(const std::vector<int64_t>& prompt) {
   if (prompt.empty()) throw InputError("a prompt of 0 tokens: there is nothing to continue");
@@ -31,28 +33,10 @@ int64_t BatchDecoder::add(const std::vector<int64_t>& prompt) {
   const int64_t id = next_id_++;
   tokens_[id] = prompt;
   order_.push_back(id);
-  if (!cache_valid_ || awaiting_append_) {
-    cache_valid_ = false;  // the next step runs every context
-    return id;
+  // Its slot may hold a row that left: prefill() sees the length differ.
+  if (cache_ && static_cast<int64_t>(order_.size()) <= cache_->slots()) {
+    cache_->free(static_cast<int64_t>(order_.size()) - 1);
   }
-  // The running rows keep their cache: the new one is prefilled alone (all
-  // but its last token, which the next step runs with the others' last)
-  // and spliced in.
-  const int64_t block = model_.config.block_size();
-  const auto n = std::min<int64_t>(block, static_cast<int64_t>(prompt.size()));
-  const auto& weight = model_.lm_head->weight;
-  KVCache one(model_.config, 1, weight.options());
-  torch::NoGradGuard no_grad;
-  if (n > 1) {
-    const auto context = torch::tensor(std::vector<int64_t>(prompt.end() - n, prompt.end() - 1),
-                                       torch::kLong).unsqueeze(0);
-    model_.forward_cached(context.to(weight.device()), one);
-  }
-  if (std::max(cache_->length(), one.length()) >= block) {
-    cache_valid_ = false;  // no room for the next token: run every context again
-    return id;
-  }
-  cache_->append_rows(one);
   return id;
 }
 
@@ -60,22 +44,17 @@ void BatchDecoder::remove(int64_t id) {
   const auto it = std::find(order_.begin(), order_.end(), id);
   if (it == order_.end()) throw InputError(fmt::format("sequence {} is not in the batch", id));
   const auto row = static_cast<int64_t>(it - order_.begin());
-  order_.erase(it);
+  const auto last = static_cast<int64_t>(order_.size()) - 1;
+  if (cache_ && last < cache_->slots()) {
+    cache_->move(last, row);  // the last row's keys and values into the freed slot
+    cache_->free(last);
+  } else if (cache_ && row < cache_->slots()) {
+    cache_->free(row);  // the last row has no slot yet: prefill() fills this one
+  }
+  order_[static_cast<size_t>(row)] = order_.back();
+  order_.pop_back();
   tokens_.erase(id);
-  if (order_.empty()) {
-    step_.reset();
-    cache_.reset();
-    cache_valid_ = false;
-    awaiting_append_ = false;
-    return;
-  }
-  if (cache_valid_) {
-    std::vector<int64_t> keep;
-    for (int64_t r = 0; r <= static_cast<int64_t>(order_.size()); ++r) {
-      if (r != row) keep.push_back(r);
-    }
-    cache_->keep_rows(keep);
-  }
+  if (order_.empty()) awaiting_append_ = false;
 }
 
 const std::vector<int64_t>& BatchDecoder::tokens(int64_t id) const {
@@ -84,49 +63,78 @@ const std::vector<int64_t>& BatchDecoder::tokens(int64_t id) const {
   return it->second;
 }
 
-torch::Tensor BatchDecoder::rebuild() {
-  const int64_t block = model_.config.block_size();
+void BatchDecoder::make_room() {
   const auto rows = static_cast<int64_t>(order_.size());
-  int64_t width = 0;
-  for (const int64_t id : order_) {
-    width = std::max(width, std::min<int64_t>(block, static_cast<int64_t>(tokens_[id].size())));
+  if (cache_ && cache_->slots() >= rows) return;
+  const int64_t slots = cache_ ? std::max(rows, 2 * cache_->slots()) : std::max(rows, slots_);
+  step_.reset();  // its graphs read the old cache
+  cache_.reset();
+  cache_ = std::make_unique<SlotCache>(model_.config, slots, model_.lm_head->weight.options());
+}
+
+void BatchDecoder::prefill() {
+  const int64_t block = model_.config.block_size();
+  std::vector<int64_t> into, lengths;
+  std::vector<std::vector<int64_t>> contexts;  // each row's cropped context but its last token
+  for (size_t r = 0; r < order_.size(); ++r) {
+    const auto& t = tokens_.at(order_[r]);
+    const auto m = static_cast<int64_t>(t.size());
+    const auto slot = static_cast<int64_t>(r);
+    // The slot must hold every token but the last at positions 0, 1, ...:
+    // past the block the positions shift, so it is filled again each step.
+    if (use_cache_ && m <= block && cache_->length(slot) == m - 1) continue;
+    const int64_t n = std::min(m, block) - 1;
+    cache_->free(slot);
+    if (n == 0) continue;  // one token: the step runs it at position 0
+    into.push_back(slot);
+    lengths.push_back(n);
+    contexts.emplace_back(t.end() - n - 1, t.end() - 1);
   }
-  // Right-aligned contexts; the pads hold id 0 and are never attended to.
-  torch::Tensor idx = torch::zeros({rows, width}, torch::kLong);
-  std::vector<int64_t> pads;
+  if (into.empty()) return;
+  // Right-padded with id 0: the forward is causal and the pads lie past
+  // each row's length, so no real position sees them.
+  const int64_t width = *std::max_element(lengths.begin(), lengths.end());
+  torch::Tensor idx = torch::zeros({static_cast<int64_t>(into.size()), width}, torch::kLong);
   auto a = idx.accessor<int64_t, 2>();
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto& t = tokens_[order_[r]];
-    const int64_t n = std::min<int64_t>(block, static_cast<int64_t>(t.size()));
-    pads.push_back(width - n);
-    for (int64_t j = 0; j < n; ++j) a[r][width - n + j] = t[t.size() - n + j];
+  for (size_t i = 0; i < contexts.size(); ++i) {
+    for (size_t j = 0; j < contexts[i].size(); ++j) a[i][j] = contexts[i][j];
   }
-  const auto& weight = model_.lm_head->weight;
-  if (!cache_ || cache_->batch() != rows) {
-    step_.reset();
-    cache_.emplace(model_.config, rows, weight.options(), steps_ != DecodeSteps::kDynamic);
-  }
-  cache_->clear();
-  cache_->set_padding(pads);
-  cache_valid_ = use_cache_;
-  return model_.forward_cached(idx.to(weight.device()), *cache_);  // (rows, V)
+  cache_->prefill(model_, idx.to(model_.lm_head->weight.device()), into, lengths);
 }
 
 torch::Tensor BatchDecoder::next_logits() {
   if (order_.empty()) throw InputError("next_logits of an empty batch");
   if (awaiting_append_) throw InputError("next_logits called twice without append");
   torch::NoGradGuard no_grad;
-  awaiting_append_ = true;
-  if (!cache_valid_ || cache_->length() >= model_.config.block_size()) return rebuild();
-  std::vector<int64_t> last;
-  for (const int64_t id : order_) last.push_back(tokens_[id].back());
-  const auto column = torch::tensor(last, torch::kLong).unsqueeze(1)   // (rows, 1)
-                          .to(model_.lm_head->weight.device());
-  if (steps_ == DecodeSteps::kDynamic) return model_.forward_cached(column, *cache_);
-  if (!step_) {
-    step_ = std::make_unique<DecodeStep>(model_, *cache_, steps_ == DecodeSteps::kGraphed);
+  make_room();
+  prefill();
+  const auto rows = static_cast<int64_t>(order_.size());
+  int64_t width = rows, longest = 0;  // the step's rows; its rows' longest length
+  if (steps_ != DecodeSteps::kDynamic) {
+    width = 1;
+    while (width < rows) width *= 2;
+    width = std::min(width, cache_->slots());
   }
-  return (*step_)(column);  // ids checked by add() and append()
+  std::vector<int64_t> last(static_cast<size_t>(width), 0);  // a free slot's token: 0
+  for (int64_t r = 0; r < rows; ++r) {
+    last[static_cast<size_t>(r)] = tokens_.at(order_[static_cast<size_t>(r)]).back();
+    longest = std::max(longest, cache_->length(r));
+  }
+  const auto column = torch::tensor(last, torch::kLong).unsqueeze(1)   // (width, 1)
+                          .to(model_.lm_head->weight.device());
+  torch::Tensor logits;
+  if (steps_ == DecodeSteps::kDynamic) {
+    cache_->sync(rows);
+    logits = cache_->step(model_, column, longest + 1);  // the filled positions only
+  } else {
+    if (!step_) {
+      step_ = std::make_unique<DecodeStep>(model_, *cache_, steps_ == DecodeSteps::kGraphed);
+    }
+    logits = (*step_)(column).narrow(0, 0, rows);  // ids checked by add() and append()
+  }
+  cache_->advance(rows);
+  awaiting_append_ = true;
+  return logits;
 }
 
 void BatchDecoder::append(const std::vector<int64_t>& tokens) {

@@ -26,18 +26,14 @@ bool cuda_graphs_built() {
 #ifdef GPT2_WITH_CUDA_GRAPHS
 struct DecodeStep::Graph {
   at::cuda::CUDAGraph graph;
-  torch::Tensor input, output;  // the captured step's idx (B, 1) and logits (B, V)
-  int64_t layout = -1;          // the cache's layout it was captured over
+  torch::Tensor input, output;  // the captured step's idx (rows, 1) and logits (rows, V)
 };
 #else
 struct DecodeStep::Graph {};
 #endif
 
-DecodeStep::DecodeStep(GPTImpl& model, KVCache& cache, bool graphed)
+DecodeStep::DecodeStep(GPTImpl& model, SlotCache& cache, bool graphed)
     : model_(model), cache_(cache), want_graph_(graphed) {
-  if (!cache.fixed_shapes()) {
-    throw InputError("DecodeStep needs a KV cache made with fixed_shapes");
-  }
   const torch::Device device = model.lm_head->weight.device();
   if (!graphed) return;
   if (!cuda_graphs_built()) {
@@ -53,22 +49,29 @@ bool DecodeStep::graphed() const { return want_graph_ && why_not_.empty(); }
 
 torch::Tensor DecodeStep::operator()(const torch::Tensor& idx) {
   torch::NoGradGuard no_grad;
-  cache_.sync_step();  // checks the room for one more position
-  torch::Tensor logits = graphed() ? replay(idx) : model_.forward_step(idx, cache_);
-  cache_.advance(1);
-  return logits;
+  const torch::Device here = model_.lm_head->weight.device();
+  if (!idx.defined() || idx.dim() != 2 || idx.size(1) != 1 ||
+      idx.scalar_type() != torch::kLong || idx.device() != here) {
+    throw InputError(fmt::format(
+        "a decoding step takes idx (rows, 1) int64 on {}, got {}", here.str(),
+        idx.defined() ? c10::str(c10::toString(idx.scalar_type()), " ", idx.sizes(), " on ",
+                                 idx.device())
+                      : std::string("an undefined tensor")));
+  }
+  cache_.sync(idx.size(0));  // checks the room for one more position
+  return graphed() ? replay(idx) : cache_.step(model_, idx, cache_.capacity());
 }
 
 #ifdef GPT2_WITH_CUDA_GRAPHS
 
 torch::Tensor DecodeStep::replay(const torch::Tensor& idx) {
-  if (!graph_ || graph_->layout != cache_.layout() || !graph_->input.sizes().equals(idx.sizes())) {
-    graph_.reset();  // its pool goes back before the next capture takes one
+  const int64_t rows = idx.size(0), span = cache_.capacity();
+  auto& graph = graphs_[rows];
+  if (!graph) {
     auto g = std::make_unique<Graph>();
     const torch::Device device = model_.lm_head->weight.device();
     c10::cuda::CUDAGuard on_device(device);
     g->input = idx.clone();
-    g->layout = cache_.layout();
     // Warm-up and capture on a side stream, as CUDA graphs require; the
     // warm-up steps create cuBLAS's handles and workspaces outside the graph.
     // The streams meet through the host (a capture is rare; where CUDA's
@@ -78,10 +81,10 @@ torch::Tensor DecodeStep::replay(const torch::Tensor& idx) {
     main.synchronize();  // the input and the cache are written
     try {
       c10::cuda::CUDAStreamGuard on_side(side);
-      for (int i = 0; i < 2; ++i) model_.forward_step(g->input, cache_);
+      for (int i = 0; i < 2; ++i) cache_.step(model_, g->input, span);
       g->graph.capture_begin();
       try {
-        g->output = model_.forward_step(g->input, cache_);
+        g->output = cache_.step(model_, g->input, span);
       } catch (...) {
         try {
           g->graph.capture_end();  // ends the stream's capture; the graph is dropped
@@ -95,25 +98,23 @@ torch::Tensor DecodeStep::replay(const torch::Tensor& idx) {
       why_not_ = fmt::format("capturing the decoding step failed: {}",
                              what.substr(0, what.find('\n')));
       side.synchronize();
-      return model_.forward_step(idx, cache_);
+      graphs_.erase(rows);
+      return cache_.step(model_, idx, span);
     }
     side.synchronize();  // the warm-up steps are done
-    graph_ = std::move(g);
+    graph = std::move(g);
     ++captures_;
   }
-  if (idx.scalar_type() != torch::kLong || idx.device() != graph_->input.device()) {
-    throw InputError(fmt::format("a decoding step takes idx {} int64 on {}, got {} on {}",
-                                 c10::str(graph_->input.sizes()), graph_->input.device().str(),
-                                 c10::toString(idx.scalar_type()), idx.device().str()));
-  }
-  graph_->input.copy_(idx);
-  graph_->graph.replay();
-  return graph_->output.clone();  // the graph writes its output again next step
+  graph->input.copy_(idx);
+  graph->graph.replay();
+  return graph->output.clone();  // the graph writes its output again next step
 }
 
 #else
 
-torch::Tensor DecodeStep::replay(const torch::Tensor& idx) { return model_.forward_step(idx, cache_); }
+torch::Tensor DecodeStep::replay(const torch::Tensor& idx) {
+  return cache_.step(model_, idx, cache_.capacity());
+}
 
 #endif
 

@@ -32,7 +32,8 @@ struct Scheduler::Job {
   bool cancelled = false;   // under mutex_
 };
 
-Scheduler::Scheduler(GPT model, int64_t max_batch) : model_(std::move(model)), max_batch_(max_batch) {
+Scheduler::Scheduler(GPT model, int64_t max_batch, bool cuda_graphs)
+    : model_(std::move(model)), max_batch_(max_batch), cuda_graphs_(cuda_graphs) {
   if (max_batch < 1) throw ConfigError(fmt::format("max_batch must be at least 1, got {}", max_batch));
   model_->eval();
   thread_ = std::thread([this] { loop(); });
@@ -100,7 +101,9 @@ int64_t Scheduler::waiting() const {
 
 void Scheduler::loop() {
   torch::NoGradGuard no_grad;
-  BatchDecoder decoder(*model_);
+  const bool graphs = cuda_graphs_ && model_->lm_head->weight.device().is_cuda();
+  BatchDecoder decoder(*model_, /*use_cache=*/true,
+                       graphs ? DecodeSteps::kGraphed : DecodeSteps::kDynamic, max_batch_);
   std::map<int64_t, std::shared_ptr<Job>> active;  // job id -> job, decoding
   std::map<int64_t, int64_t> job_of_row;           // decoder id -> job id
   // Ends job `id` (the scheduler's thread; the lock not held).

@@ -66,9 +66,13 @@ struct GenerationRequest {
 class Scheduler {
  public:
   /// Starts the thread; at most `max_batch` requests decode at once (the
-  /// others wait in arrival order). The model is put in eval mode and used
-  /// by this scheduler's thread only from here on.
-  explicit Scheduler(GPT model, int64_t max_batch = 8);
+  /// others wait in arrival order), each in a slot of a KV cache made for
+  /// max_batch sequences. On a CUDA device, with `cuda_graphs`, each step
+  /// replays a CUDA graph of the fewest of 1, 2, 4, ... slots that hold the
+  /// running requests (DecodeSteps::kGraphed); newcomers are prefilled
+  /// together before the step that first decodes them. The model is put in
+  /// eval mode and used by this scheduler's thread only from here on.
+  explicit Scheduler(GPT model, int64_t max_batch = 8, bool cuda_graphs = true);
   /// Cancels what is queued or running (on_finish(kCancelled)) and joins.
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
@@ -96,6 +100,7 @@ class Scheduler {
 
   GPT model_;
   int64_t max_batch_;
+  bool cuda_graphs_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<int64_t> queue_;

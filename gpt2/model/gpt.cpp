@@ -100,14 +100,11 @@ std::shared_ptr<torch::nn::Module> GPTImpl::clone(
 
 torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
   check_idx(*this, idx);
-  return embed_checked(idx);
+  return embed_checked(idx, torch::arange(idx.size(1), idx.options()));
 }
 
-torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx, int64_t first_position,
-                                     const torch::Tensor& pads, bool head_follows) {
-  auto pos = torch::arange(first_position, first_position + idx.size(1), idx.options());  // (T)
-  // Left-padded rows count positions from their first token: (B, T).
-  if (pads.defined()) pos = (pos.unsqueeze(0) - pads.unsqueeze(1)).clamp_min(0);
+torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx, const torch::Tensor& pos,
+                                     bool head_follows) {
   const torch::Tensor& wte = transformer->wte->weight;
   auto tok_emb = head_follows && lm_head->weight.is_same(wte)
                      ? ops::tied_embedding(idx, wte)     // (B, T, C)
@@ -116,23 +113,26 @@ torch::Tensor GPTImpl::embed_checked(const torch::Tensor& idx, int64_t first_pos
   return transformer->drop(tok_emb + pos_emb);           // (B, T, C)
 }
 
+torch::Tensor GPTImpl::run_blocks(torch::Tensor x, KVStore* store, const torch::Tensor& mask) {
+  size_t layer = 0;
+  for (const auto& block : *transformer->h) {
+    x = block->as<BlockImpl>()->forward(x, store, layer++, mask);
+  }
+  return transformer->ln_f(x);                           // (B, T, C)
+}
+
 torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
   ops::ThreadScope threads;  // this forward's torch ops on the ops layer's threads
   const int64_t past = cache ? cache->length() : 0, T = idx.size(1);
-  const torch::Tensor pads = cache ? cache->padding() : torch::Tensor();
+  const auto pos = torch::arange(past, past + T, idx.options());  // (T)
   // Every caller applies lm_head to what this returns: the head follows.
-  auto x = embed_checked(idx, past, pads, /*head_follows=*/true);  // (B, T, C)
+  auto x = embed_checked(idx, pos, /*head_follows=*/true);        // (B, T, C)
   // One mask for all blocks; none from position 0, where attention is
   // plainly causal.
-  const auto mask = pads.defined() ? padded_causal_mask(T, past, pads)
-                    : past > 0     ? causal_mask(T, past, idx.device())
-                                   : torch::Tensor();
-  size_t layer = 0;
-  for (const auto& block : *transformer->h) {
-    x = block->as<BlockImpl>()->forward(x, cache, layer++, mask);
-  }
-  if (cache) cache->advance(idx.size(1));
-  return transformer->ln_f(x);                           // (B, T, C)
+  const auto mask = past > 0 ? causal_mask(T, past, idx.device()) : torch::Tensor();
+  x = run_blocks(x, cache, mask);
+  if (cache) cache->advance(T);
+  return x;
 }
 
 GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {

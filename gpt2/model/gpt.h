@@ -104,28 +104,24 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// positions [cache.length(), cache.length() + T); their keys and values
   /// go into `cache`, which then advances by T. Returns the logits of the
   /// last position (B, vocab_size), equal to forward_last over the whole
-  /// sequence. With a padded cache (KVCache::set_padding), row b's slots
-  /// before its pad hold any id and are never attended to, and its
-  /// positions count from its first real token, so each row's logits are
-  /// those of that row alone. Throws InputError for bad ids, a batch other
-  /// than the cache's, or positions past block_size (crop and clear() the
-  /// cache).
+  /// sequence. Throws InputError for bad ids, a batch other than the
+  /// cache's, or positions past block_size (crop and clear() the cache).
   torch::Tensor forward_cached(const torch::Tensor& idx, KVCache& cache);
   /// As forward_cached, but the logits of every new position, (B, T,
   /// vocab_size): one forward checks several proposed tokens.
   torch::Tensor forward_cached_all(const torch::Tensor& idx, KVCache& cache);
 
-  /// One decoding step of fixed shapes, which a CUDA graph can capture and
-  /// replay: idx (B, 1) holds each row's token at the position the
-  /// cache's device copy of length() names (set by cache.sync_step()
-  /// before the step; the cache must be made with fixed_shapes). Writes
-  /// that slot of every layer, attends over all block_size slots through
-  /// cache.step_mask(), and returns the logits (B, vocab_size), equal to
-  /// forward_cached's to float rounding. It reads nothing back from the
-  /// device, so it checks idx's shape, dtype and device but not its ids
-  /// (check_token_ids first), and it does not advance the cache: the
-  /// caller calls cache.advance(1).
-  torch::Tensor forward_step(const torch::Tensor& idx, KVCache& cache);
+  /// The blocks over a store the caller keeps (a decoder's slot per
+  /// sequence, gpt2/generate/slot_cache.h): idx (B, T) at position ids
+  /// `positions` (B, T) int64, their keys and values handed to `store`, each
+  /// query attending over what the store returns where `mask` (true: may
+  /// not look; (B or 1, 1, T, S) bool) is false, or causally when `mask` is
+  /// undefined. -> the final norm's output (B, T, n_embd). It reads nothing
+  /// back from the device, so a CUDA graph can capture it: it checks
+  /// shapes, dtypes and devices (InputError), not ids (check_token_ids
+  /// first) or positions (each below block_size).
+  torch::Tensor forward_hidden(const torch::Tensor& idx, const torch::Tensor& positions,
+                               KVStore& store, const torch::Tensor& mask);
 
   /// idx (B, T) -> token + position embeddings (B, T, n_embd), the
   /// residual stream entering block 0. Validates idx like forward.
@@ -156,8 +152,10 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   // embed / forward without checking idx, for callers that already did.
   // `head_follows`: lm_head's product of the tied weight follows in the same
   // forward (ops::tied_embedding's condition).
-  torch::Tensor embed_checked(const torch::Tensor& idx, int64_t first_position = 0,
-                              const torch::Tensor& pads = {}, bool head_follows = false);
+  torch::Tensor embed_checked(const torch::Tensor& idx, const torch::Tensor& pos,
+                              bool head_follows = false);
+  // The blocks and the final norm over x (B, T, C).
+  torch::Tensor run_blocks(torch::Tensor x, KVStore* store, const torch::Tensor& mask);
   torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr);
   torch::Tensor cached_hidden(const torch::Tensor& idx, KVCache& cache);  // checked
 };

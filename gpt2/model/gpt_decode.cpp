@@ -1,5 +1,5 @@
 // GPT's incremental decoding over a KV cache (gpt.h): the positions a cache
-// holds are not run again, and a step of fixed shapes serves CUDA graphs.
+// holds are not run again, in the model's KVCache or a caller's store.
 #include "gpt2/model/gpt.h"
 
 #include <fmt/format.h>
@@ -23,26 +23,32 @@ torch::Tensor GPTImpl::forward_cached_all(const torch::Tensor& idx, KVCache& cac
   return lm_head(cached_hidden(idx, cache));             // (B, T, V)
 }
 
-torch::Tensor GPTImpl::forward_step(const torch::Tensor& idx, KVCache& cache) {
-  KVCache::Step step(cache);  // append() writes at the device's length
+torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx, const torch::Tensor& positions,
+                                      KVStore& store, const torch::Tensor& mask) {
   const torch::Device here = lm_head->weight.device();
-  if (!idx.defined() || idx.dim() != 2 || idx.size(0) != cache.batch() || idx.size(1) != 1 ||
-      idx.scalar_type() != torch::kLong || idx.device() != here) {
-    throw InputError(fmt::format(
-        "forward_step takes idx ({}, 1) int64 on {}, got {}", cache.batch(), here.str(),
-        idx.defined() ? c10::str(c10::toString(idx.scalar_type()), " ", idx.sizes(), " on ",
-                                 idx.device())
-                      : std::string("an undefined tensor")));
+  const auto describe = [](const torch::Tensor& t) {
+    return t.defined() ? c10::str(c10::toString(t.scalar_type()), " ", t.sizes(), " on ",
+                                  t.device())
+                       : std::string("an undefined tensor");
+  };
+  if (!idx.defined() || idx.dim() != 2 || idx.scalar_type() != torch::kLong ||
+      idx.device() != here) {
+    throw InputError(fmt::format("forward_hidden takes idx (B, T) int64 on {}, got {}",
+                                 here.str(), describe(idx)));
+  }
+  if (!positions.defined() || !positions.sizes().equals(idx.sizes()) ||
+      positions.scalar_type() != torch::kLong || positions.device() != here) {
+    throw InputError(fmt::format("forward_hidden takes positions {} int64 on {}, as idx, got {}",
+                                 c10::str(idx.sizes()), here.str(), describe(positions)));
+  }
+  if (mask.defined() && (mask.dim() != 4 || mask.scalar_type() != torch::kBool ||
+                         mask.device() != here || mask.size(2) != idx.size(1) ||
+                         (mask.size(0) != 1 && mask.size(0) != idx.size(0)))) {
+    throw InputError(fmt::format("forward_hidden takes a mask ({} or 1, 1, {}, S) bool on {}, "
+                                 "got {}", idx.size(0), idx.size(1), here.str(), describe(mask)));
   }
   ops::ThreadScope threads;
-  auto x = transformer->drop(transformer->wte(idx) +                   // (B, 1, C)
-                             transformer->wpe(cache.step_positions()));  // (B, 1, C)
-  const auto mask = cache.step_mask();                                   // (B, 1, 1, S)
-  size_t layer = 0;
-  for (const auto& block : *transformer->h) {
-    x = block->as<BlockImpl>()->forward(x, &cache, layer++, mask);
-  }
-  return lm_head(transformer->ln_f(x).select(1, 0));                    // (B, V)
+  return run_blocks(embed_checked(idx, positions), &store, mask);  // (B, T, C)
 }
 
 torch::Tensor GPTImpl::cached_hidden(const torch::Tensor& idx, KVCache& cache) {

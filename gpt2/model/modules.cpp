@@ -75,14 +75,6 @@ void LayerNormImpl::pretty_print(std::ostream& stream) const {
          << ", eps=" << options.eps() << ", bias=" << options.bias() << ")";
 }
 
-torch::Tensor padded_causal_mask(int64_t T, int64_t past, const torch::Tensor& pads) {
-  const auto opts = pads.options();
-  const auto key = torch::arange(past + T, opts).view({1, 1, past + T});
-  const auto query = torch::arange(past, past + T, opts).view({1, T, 1});
-  const auto pad = pads.view({-1, 1, 1});
-  return (key.gt(query) | (key.lt(pad) & key.ne(query))).unsqueeze(1);  // (B, 1, T, past + T)
-}
-
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config_)
     : config(config_) {
   reset();
@@ -97,18 +89,18 @@ void CausalSelfAttentionImpl::reset() {
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout()));
 }
 
-torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, KVCache* cache,
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, KVStore* cache,
                                               size_t layer, const torch::Tensor& mask) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const int64_t nh = config.n_head(), hs = C / nh;
-  const int64_t past = cache ? cache->length() : 0;
   auto qkv = c_attn(x).split(C, /*dim=*/2);                  // 3 x (B, T, C)
   auto q = qkv[0].view({B, T, nh, hs}).transpose(1, 2);      // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, nh, hs}).transpose(1, 2);      // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, nh, hs}).transpose(1, 2);      // (B, nh, T, hs)
-  if (cache) std::tie(k, v) = cache->append(layer, k, v);    // (B, nh, past + T, hs)
+  if (cache) std::tie(k, v) = cache->append(layer, k, v);    // (B, nh, S, hs)
 
   const double p = attn_dropout->is_training() ? attn_dropout->options.p() : 0.0;
+  const int64_t past = k.size(2) - T;
   const bool is_causal = !mask.defined() && past == 0;
   const auto future = mask.defined() || is_causal ? mask : causal_mask(T, past, x.device());
   auto y = ops::attention(q, k, v, future, p, is_causal);    // (B, nh, T, hs)
@@ -141,7 +133,7 @@ void BlockImpl::reset() {
   mlp = register_module("mlp", MLP(config));
 }
 
-torch::Tensor BlockImpl::forward(torch::Tensor x, KVCache* cache, size_t layer,
+torch::Tensor BlockImpl::forward(torch::Tensor x, KVStore* cache, size_t layer,
                                  const torch::Tensor& mask) {
   x = x + attn->forward(ln_1(x), cache, layer, mask);  // (B, T, C)
   x = x + mlp(ln_2(x));                          // (B, T, C)

@@ -136,12 +136,6 @@ TORCH_MODULE(LayerNorm);
 /// query. Undefined for T == 1: a single new token sees every key.
 using ops::causal_mask;
 
-/// causal_mask for left-padded rows (KVCache::set_padding): (B, 1, T, past
-/// + T) bool, true where the key comes after the query or sits in row b's
-/// first pads[b] slots, but for a padded slot's own key (so that its query
-/// still sees one key and stays finite). `pads` is (B,) int64.
-torch::Tensor padded_causal_mask(int64_t T, int64_t past, const torch::Tensor& pads);
-
 /// Each position attends to itself and the positions before it. The causal
 /// mask is made per model call, not stored, so the state dict holds
 /// parameters only.
@@ -152,14 +146,14 @@ class CausalSelfAttentionImpl : public torch::nn::Cloneable<CausalSelfAttentionI
   /// Registers c_attn, c_proj (flagged residual) and the dropouts.
   void reset() override;
 
-  /// x (B, T, C) -> y (B, T, C). With a cache, x holds the T positions
-  /// after the cache's length(): their keys and values are written into
-  /// layer `layer` of it and the queries attend to every cached position
-  /// too. Without one, x starts at position 0. `mask` is causal_mask(T,
-  /// past) (or padded_causal_mask, broadcast over the heads) when the
-  /// caller made it once for all blocks; undefined means causal (as
-  /// nanoGPT's is_causal=True, which lets a GPU use its flash kernel).
-  torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr, size_t layer = 0,
+  /// x (B, T, C) -> y (B, T, C). With a cache, x's keys and values go into
+  /// layer `layer` of it and the queries attend over the S keys it hands
+  /// back. Without one, x starts at position 0. `mask` (true: may not
+  /// look), broadcast to (B, nh, T, S), is made once for all blocks by the
+  /// caller; undefined means causal over the S keys, the new positions
+  /// being the last T (as nanoGPT's is_causal=True when S == T, which lets
+  /// a GPU use its flash kernel).
+  torch::Tensor forward(const torch::Tensor& x, KVStore* cache = nullptr, size_t layer = 0,
                         const torch::Tensor& mask = {});
 
   /// The model's config (n_head, n_embd, bias, dropout are read).
@@ -207,7 +201,7 @@ class BlockImpl : public torch::nn::Cloneable<BlockImpl> {
   void reset() override;
 
   /// x (B, T, C) -> x (B, T, C); `cache`, `layer` and `mask` go to the attention.
-  torch::Tensor forward(torch::Tensor x, KVCache* cache = nullptr, size_t layer = 0,
+  torch::Tensor forward(torch::Tensor x, KVStore* cache = nullptr, size_t layer = 0,
                         const torch::Tensor& mask = {});
 
   /// The model's config.

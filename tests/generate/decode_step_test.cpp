@@ -1,7 +1,8 @@
-// Fixed-shape decoding steps (GPTImpl::forward_step, DecodeStep), the step
-// a CUDA graph captures, held on the CPU to the plain cached forward: same
-// logits, with padding, with rows that join and leave. The graph itself is
-// checked on a GPU (tests/gpu/decode_graph_test.cpp).
+// Fixed-shape decoding steps (DecodeStep, BatchDecoder's kFixed), the step
+// a CUDA graph captures, held on the CPU to the dynamic steps and to each
+// sequence's plain forward alone: same logits, with rows that join and
+// leave. The graph itself is checked on a GPU
+// (tests/gpu/decode_graph_test.cpp).
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -13,6 +14,7 @@
 #include "gpt2/generate/batch_decoder.h"
 #include "gpt2/generate/decode_step.h"
 #include "gpt2/generate/generate.h"
+#include "gpt2/generate/slot_cache.h"
 #include "gpt2/model/gpt.h"
 #include "test_util.h"
 
@@ -36,42 +38,9 @@ torch::Tensor ids(std::vector<std::vector<int64_t>> rows) {
 // otherwise, so the logits agree to a few float ulps of their ~1 size.
 constexpr double kTol = 1e-5;
 
-TEST(DecodeStep, FixedStepsEqualCachedForwardsWithPadding) {
-  GPT model = model_of();
-  torch::NoGradGuard no_grad;
-  KVCache plain(model->config, 3, model->lm_head->weight.options());
-  KVCache fixed(model->config, 3, model->lm_head->weight.options(), /*fixed_shapes=*/true);
-  for (KVCache* c : {&plain, &fixed}) c->set_padding({2, 0, 1});
-  const auto prompt = ids({{0, 0, 5, 9, 3}, {7, 1, 2, 8, 4}, {0, 6, 6, 1, 90}});
-  const auto a0 = model->forward_cached(prompt, plain);
-  const auto b0 = model->forward_cached(prompt, fixed);  // a prefill on a fixed cache is as ever
-  EXPECT_TRUE(torch::allclose(a0, b0, 0, 0));
-  torch::manual_seed(2);
-  for (int step = 0; step < 20; ++step) {
-    const auto next = torch::randint(96, {3, 1});
-    const auto want = model->forward_cached(next, plain);
-    fixed.sync_step();
-    const auto got = model->forward_step(next, fixed);
-    fixed.advance(1);
-    ASSERT_EQ(got.sizes(), want.sizes());
-    EXPECT_LT((got - want).abs().max().item<double>(), kTol) << "step " << step;
-  }
-  EXPECT_EQ(fixed.length(), plain.length());
-}
-
-TEST(DecodeStep, AStepAfterAnEmptyPrefillStartsAtPositionZero) {
-  GPT model = model_of();
-  torch::NoGradGuard no_grad;
-  KVCache fixed(model->config, 1, model->lm_head->weight.options(), true);
-  const auto want = model->forward_last(ids({{42}}));
-  fixed.sync_step();
-  EXPECT_LT((model->forward_step(ids({{42}}), fixed) - want).abs().max().item<double>(), kTol);
-  EXPECT_EQ(fixed.length(), 0) << "forward_step leaves advancing to its caller";
-}
-
 TEST(DecodeStep, DecodeStepFallsBackToEagerStepsOffCudaAndSaysWhy) {
   GPT model = model_of();
-  KVCache fixed(model->config, 1, model->lm_head->weight.options(), true);
+  SlotCache fixed(model->config, 1, model->lm_head->weight.options());
   DecodeStep step(*model, fixed, /*graphed=*/true);
   EXPECT_FALSE(step.graphed());
   // A CUDA LibTorch's build names the device; a CPU-only one, the build.
@@ -81,37 +50,68 @@ TEST(DecodeStep, DecodeStepFallsBackToEagerStepsOffCudaAndSaysWhy) {
   const auto want = model->forward_last(ids({{3, 4}}));
   {
     torch::NoGradGuard no_grad;
-    model->forward_cached(ids({{3}}), fixed);
+    fixed.prefill(*model, ids({{3}}), {0}, {1});
   }
   const auto got = step(ids({{4}}));
-  EXPECT_EQ(fixed.length(), 2);
+  EXPECT_EQ(fixed.length(0), 1) << "a step leaves advancing to its caller";
   EXPECT_LT((got - want).abs().max().item<double>(), kTol);
   DecodeStep plain(*model, fixed, /*graphed=*/false);
   EXPECT_EQ(plain.why_not_graphed(), "");
 }
 
-// Rows that join (a spliced prefill, KVCache::append_rows) and leave
-// (keep_rows) change the cache's layout; every step's logits still equal
-// the dynamic decoder's.
+// Rows join (prefilled together into free slots) and leave (the last row
+// moved into the hole), in the middle of the batch and between a step and
+// its append, with 8 slots (the fixed steps run over 2, 4 and 8 of them)
+// and with a cache that starts at 2 and grows; every step's logits equal
+// each sequence's plain forward alone, and the two decoders'.
 TEST(DecodeStep, BatchDecoderWithFixedStepsEqualsDynamicAsRowsJoinAndLeave) {
   GPT model = model_of(40);
   BatchDecoder dynamic(*model, true, DecodeSteps::kDynamic);
-  BatchDecoder fixed(*model, true, DecodeSteps::kFixed);
-  const std::vector<std::vector<int64_t>> prompts = {{1, 2, 3}, {4, 5, 6, 7, 8, 9}, {10}, {11, 12}};
+  BatchDecoder fixed(*model, true, DecodeSteps::kFixed, /*slots=*/8);
+  const std::vector<std::vector<int64_t>> prompts = {
+      {1, 2, 3}, {4, 5, 6, 7, 8, 9}, {10}, {11, 12}, {13, 14, 15, 16}, {17}};
   for (BatchDecoder* d : {&dynamic, &fixed}) {
     d->add(prompts[0]);
     d->add(prompts[1]);
   }
-  for (int step = 0; step < 14; ++step) {
-    if (step == 3 || step == 6) {
-      for (BatchDecoder* d : {&dynamic, &fixed}) d->add(prompts[step == 3 ? 2 : 3]);
+  for (int step = 0; step < 16; ++step) {
+    if (step == 3) {
+      for (BatchDecoder* d : {&dynamic, &fixed}) d->add(prompts[2]);
+    }
+    if (step == 6) {
+      for (BatchDecoder* d : {&dynamic, &fixed}) {
+        for (const int p : {3, 4, 5}) d->add(prompts[p]);
+      }
     }
     if (step == 9) {
-      for (BatchDecoder* d : {&dynamic, &fixed}) d->remove(1);
+      for (BatchDecoder* d : {&dynamic, &fixed}) d->remove(1);  // from the middle
+    }
+    if (step == 12) {
+      const int64_t last = dynamic.ids().back();
+      for (BatchDecoder* d : {&dynamic, &fixed}) d->remove(last);
     }
     const auto want = dynamic.next_logits(), got = fixed.next_logits();
     ASSERT_EQ(got.sizes(), want.sizes()) << "step " << step;
     EXPECT_LT((got - want).abs().max().item<double>(), kTol) << "step " << step;
+    for (size_t r = 0; r < dynamic.ids().size(); ++r) {
+      const auto tokens = torch::tensor(dynamic.tokens(dynamic.ids()[r]), torch::kLong).unsqueeze(0);
+      EXPECT_LT((want[r] - model->forward_last(tokens)[0]).abs().max().item<double>(), kTol)
+          << "step " << step << " row " << r;
+    }
+    if (step == 10) {  // a row that leaves between a step and its append
+      const int64_t first = dynamic.ids()[0];
+      for (BatchDecoder* d : {&dynamic, &fixed}) d->remove(first);
+      const auto kept = want.narrow(0, 1, want.size(0) - 1);
+      ASSERT_EQ(dynamic.ids(), fixed.ids());
+      const auto next = kept.argmax(-1);
+      const std::vector<int64_t> t(next.data_ptr<int64_t>(), next.data_ptr<int64_t>() + next.numel());
+      std::vector<int64_t> tokens(t.size());
+      // Row 0 left: the last row took its place, the rest kept theirs.
+      for (size_t r = 0; r < t.size(); ++r) tokens[r] = t[r == 0 ? t.size() - 1 : r - 1];
+      dynamic.append(tokens);
+      fixed.append(tokens);
+      continue;
+    }
     const auto next = want.argmax(-1);
     const std::vector<int64_t> tokens(next.data_ptr<int64_t>(), next.data_ptr<int64_t>() + next.numel());
     dynamic.append(tokens);
@@ -146,23 +146,22 @@ TEST(DecodeStep, FixedStepsGiveGreedyTextOfDynamicStepsPastTheBlock) {
 TEST(DecodeStep, BadUseIsAnInputErrorNamingIt) {
   GPT model = model_of();
   torch::NoGradGuard no_grad;
-  KVCache plain(model->config, 2, model->lm_head->weight.options());
-  EXPECT_THROW(model->forward_step(ids({{1}, {2}}), plain), InputError);
-  EXPECT_THROW(plain.sync_step(), InputError);
-  EXPECT_THROW(DecodeStep(*model, plain, false), InputError);
-  KVCache fixed(model->config, 2, model->lm_head->weight.options(), true);
-  fixed.sync_step();
+  SlotCache cache(model->config, 2, model->lm_head->weight.options());
+  DecodeStep step(*model, cache, false);
   try {
-    model->forward_step(ids({{1, 2}, {3, 4}}), fixed);
+    step(ids({{1, 2}, {3, 4}}));
     ADD_FAILURE() << "a (2, 2) idx was taken";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("(2, 1) int64"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(rows, 1) int64 on cpu, got Long [2, 2] on cpu"),
+              std::string::npos) << e.what();
   }
-  EXPECT_THROW(model->forward_step(ids({{1}}), fixed), InputError) << "one row for a cache of 2";
-  fixed.advance(32);
+  EXPECT_THROW(step(ids({{1}, {2}, {3}})), InputError) << "three rows for two slots";
+  EXPECT_THROW(step(ids({{1}}).to(torch::kInt)), InputError);
+  std::vector<int64_t> full(32, 1);
+  cache.prefill(*model, torch::tensor(full).unsqueeze(0), {0}, {32});
   try {
-    fixed.sync_step();
-    ADD_FAILURE() << "a full cache took a step";
+    step(ids({{1}}));
+    ADD_FAILURE() << "a full slot took a step";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("32 positions, all filled"), std::string::npos)
         << e.what();
@@ -174,23 +173,7 @@ TEST(DecodeStep, BadUseIsAnInputErrorNamingIt) {
   EXPECT_THROW(decoder.append({-1}), InputError);
   decoder.append({95});
   EXPECT_EQ(decoder.tokens(0), (std::vector<int64_t>{1, 2, 95}));
-}
-
-TEST(DecodeStep, LayoutChangesWhenTheStepsTensorsDo) {
-  GPT model = model_of();
-  KVCache a(model->config, 2, model->lm_head->weight.options(), true);
-  KVCache b(model->config, 2, model->lm_head->weight.options(), true);
-  EXPECT_NE(a.layout(), b.layout());
-  const int64_t first = a.layout();
-  a.advance(3);
-  a.truncate(2);
-  EXPECT_EQ(a.layout(), first) << "positions alone move no tensor";
-  a.keep_rows({1});
-  EXPECT_NE(a.layout(), first);
-  const int64_t kept = a.layout();
-  a.append_rows(b);
-  EXPECT_NE(a.layout(), kept);
-  EXPECT_EQ(a.batch(), 3);
+  EXPECT_THROW(BatchDecoder(*model, true, DecodeSteps::kFixed, -1), InputError);
 }
 
 TEST(DecodeStep, GenerateAsksForGraphsOnlyOnCuda) {

@@ -130,51 +130,6 @@ TEST(Generate, MixedLengthBatchEqualsEachAloneGreedyPastTheBlockAndWithoutACache
   }
 }
 
-TEST(KVCache, PaddedRowsGiveTheLogitsOfEachRowAlone) {
-  GPT model = tiny_model();
-  torch::NoGradGuard no_grad;
-  const auto a = torch::tensor({3, 1, 4, 1, 5, 9}, torch::kLong), b = torch::tensor({2, 7}, torch::kLong);
-  auto idx = torch::zeros({2, 6}, torch::kLong);
-  idx[0] = a;
-  idx[1].narrow(0, 4, 2).copy_(b);
-  KVCache cache(model->config, 2, model->lm_head->weight.options());
-  cache.set_padding({0, 4});
-  const auto both = model->forward_cached(idx, cache);                 // (2, V)
-  const auto next = model->forward_cached(torch::tensor({{6}, {8}}), cache);
-  EXPECT_TRUE(torch::allclose(both[0], model->forward_last(a.unsqueeze(0))[0], 1e-5, 1e-5));
-  EXPECT_TRUE(torch::allclose(both[1], model->forward_last(b.unsqueeze(0))[0], 1e-5, 1e-5));
-  EXPECT_TRUE(torch::allclose(next[1], model->forward_last(torch::tensor({{2, 7, 8}}))[0], 1e-5, 1e-5));
-  EXPECT_TRUE(torch::isfinite(next).all().item<bool>());
-  cache.keep_rows({1});
-  EXPECT_EQ(cache.batch(), 1);
-  const auto kept = model->forward_cached(torch::tensor({{9}}), cache);
-  EXPECT_TRUE(torch::allclose(kept[0], model->forward_last(torch::tensor({{2, 7, 8, 9}}))[0], 1e-5, 1e-5));
-}
-
-// A row prefilled alone and spliced beside running rows (longer or shorter
-// than them) decodes as it does alone, and so do they.
-TEST(KVCache, AppendRowsSplicesAPrefilledRowBesideRunningOnes) {
-  GPT model = tiny_model();
-  torch::NoGradGuard no_grad;
-  const auto opts = model->lm_head->weight.options();
-  for (const int64_t joining : {2, 9}) {
-    KVCache batch(model->config, 1, opts), one(model->config, 1, opts);
-    model->forward_cached(torch::tensor({{3, 1, 4, 1, 5}}), batch);  // 5 slots
-    std::vector<int64_t> prompt;
-    for (int64_t i = 0; i < joining; ++i) prompt.push_back(10 + i);
-    model->forward_cached(torch::tensor(prompt).unsqueeze(0), one);
-    batch.append_rows(one);
-    EXPECT_EQ(batch.batch(), 2);
-    EXPECT_EQ(batch.length(), std::max<int64_t>(5, joining));
-    const auto next = model->forward_cached(torch::tensor({{9}, {7}}), batch);
-    prompt.push_back(7);
-    EXPECT_TRUE(torch::allclose(next[0], model->forward_last(torch::tensor({{3, 1, 4, 1, 5, 9}}))[0],
-                                1e-5, 1e-5)) << "joining " << joining;
-    EXPECT_TRUE(torch::allclose(next[1], model->forward_last(torch::tensor(prompt).unsqueeze(0))[0],
-                                1e-5, 1e-5)) << "joining " << joining;
-  }
-}
-
 // Prompt-lookup decoding gives plain greedy's tokens, past the block too. A
 // wide init (std 0.5) spreads the logits, so no argmax sits on a near-tie
 // that a differently shaped product could flip.
@@ -214,7 +169,7 @@ TEST(BatchDecoder, SequencesJoinAndLeaveBetweenStepsAndEachGetsItsOwnTokens) {
   const int64_t c = d.add({5, 6, 7, 8, 9, 10, 11});
   step();
   d.remove(a);
-  EXPECT_EQ(d.ids(), (std::vector<int64_t>{b, c}));
+  EXPECT_EQ(d.ids(), (std::vector<int64_t>{c, b})) << "the last row takes the place of one that left";
   for (int i = 0; i < 14; ++i) step();  // past block_size 16 for c
   const auto alone = [&](std::vector<int64_t> p, int64_t n) {
     auto tokens = generate(*model, {p}, greedy(n))[0];
@@ -334,8 +289,7 @@ TEST(KVCache, MisuseIsAnInputErrorNamingTheValues) {
   EXPECT_EQ(doubles.length(), 0);  // nothing written
   KVCache cache(model->config, 2, torch::kFloat);
   EXPECT_EQ(message([&] { cache.truncate(-1); }), "KVCache cannot truncate to -1 of 0 filled");
-  EXPECT_EQ(message([&] { cache.keep_rows({5}); }), "KVCache holds 2 rows, asked to keep row 5");
-  EXPECT_EQ(message([&] { cache.set_padding({1}); }), "KVCache holds 2 rows, got 1 pads");
+  EXPECT_EQ(message([&] { cache.advance(40); }), "KVCache cannot advance by 40 from 0 of 16");
 
   BatchDecoder decoder(*model);
   EXPECT_EQ(message([&] { decoder.next_logits(); }), "next_logits of an empty batch");

@@ -13,13 +13,18 @@
 #include <torch/types.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <iostream>
+#include <mutex>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "gpt2/generate/batch_decoder.h"
 #include "gpt2/generate/generate.h"
+#include "gpt2/generate/scheduler.h"
 #include "gpt2/model/gpt.h"
 #include "gpu/need_cuda.h"
 
@@ -121,9 +126,10 @@ TEST(CudaDecodeGraph, Bfloat16PartsOnlyAtNearTies) {
   check_dtype(torch::kBFloat16, 1.0 / 16);
 }
 
-// Rows that join and leave the batch change the cache's tensors: the graph
-// is captured again and the logits still equal the plain path's.
-TEST(CudaDecodeGraph, RowsJoiningAndLeavingAreCapturedAgain) {
+// Rows that join and leave the batch: the steps run over 1, 2 and 4 slots
+// (1, 2, 3 rows, then 2 again), one graph for each count, replayed as the
+// rows change, and the logits still equal the plain path's.
+TEST(CudaDecodeGraph, RowsJoiningAndLeavingReplayAGraphPerRowCount) {
   NEED_CUDA();
   GPT model = gpt2_on_cuda(torch::kFloat);
   torch::NoGradGuard no_grad;
@@ -149,6 +155,55 @@ TEST(CudaDecodeGraph, RowsJoiningAndLeavingAreCapturedAgain) {
     graphed.append(t);
   }
   EXPECT_TRUE(graphed.graphed()) << graphed.why_not_graphed();
+  EXPECT_EQ(graphed.captures(), 3) << "one graph each for 1, 2 and 4 slots";
+}
+
+// The server's scheduler on a GPU: requests that arrive together and
+// apart, more than its slots, past the block, each greedy text equal to its
+// prompt decoded alone on the CPU. A wide init (std 0.5) spreads the
+// logits, so no argmax sits on a near tie that the GPU's rounding could
+// flip.
+TEST(CudaScheduler, GraphedRequestsEqualEachPromptAloneOnTheCpu) {
+  NEED_CUDA();
+  const GPTConfig config = GPTConfig().block_size(32).vocab_size(96).n_layer(2).n_head(4)
+                               .n_embd(64).init(InitOptions().seed(3).std(0.5));
+  GPT cpu(config);
+  cpu->eval();
+  GPT gpu(config);
+  gpu->to(kCuda);
+  const std::vector<std::vector<int64_t>> prompts = {
+      {1, 2, 3}, {4}, {5, 6, 7, 8, 9, 10, 11}, {12, 13}, {14, 15, 16, 17}, {18}, {19, 20, 21}};
+  std::mutex m;
+  std::condition_variable done;
+  std::vector<std::vector<int64_t>> got(prompts.size());
+  size_t finished = 0;
+  {
+    Scheduler scheduler(gpu, /*max_batch=*/4);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      GenerationRequest r;
+      r.prompt = prompts[i];
+      r.options = SamplingOptions().temperature(0).max_new_tokens(20 + 5 * static_cast<int64_t>(i));
+      r.on_token = [&, i](int64_t t) {
+        std::lock_guard<std::mutex> lock(m);
+        got[i].push_back(t);
+        return true;
+      };
+      r.on_finish = [&](FinishReason) {
+        std::lock_guard<std::mutex> lock(m);
+        ++finished;
+        done.notify_all();
+      };
+      scheduler.submit(std::move(r));
+      if (i == 3) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // some arrive later
+    }
+    std::unique_lock<std::mutex> lock(m);
+    ASSERT_TRUE(done.wait_for(lock, std::chrono::seconds(60), [&] { return finished == prompts.size(); }));
+  }
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const auto want = generate(*cpu, {prompts[i]},
+                               SamplingOptions().temperature(0).max_new_tokens(20 + 5 * static_cast<int64_t>(i)))[0];
+    EXPECT_EQ(got[i], want) << "request " << i;
+  }
 }
 
 }  // namespace

@@ -33,9 +33,10 @@
 #   bench train, B 32, one round      ~175 s  at most 240, leaving 45 s; a side 75
 #   bench generate, bf16, float32,
 #     and bf16 drawn on host and GPU   ~40 s  60 each
-#   serve_load.py, greedy and sampled  ~30 s  the 124M file 60, each run 60
+#   serve_load.py: greedy with graphs
+#     and op by op, and sampled        ~40 s  the 124M file 60, each run 60
 #   the bf16 peak, HF's decoding       ~30 s  30, 90
-# That is about 535 s; the rest is slack for a slow compile or start.
+# That is about 545 s; the rest is slack for a slow compile or start.
 #
 # Environment: TORCH_PREFIX (LibTorch's CMake prefix; python3's
 # torch.utils.cmake_prefix_path), TORCH_INCLUDE (its headers; a wheel's
@@ -211,17 +212,21 @@ if ((built == 0)); then
     keep "gpt2 bench generate, $run" "bench-generate $run" 25
   done
   # Serving GPT-2 124M's shapes (fresh weights) in bf16, a batch of 32: 1
-  # and 32 concurrent streaming clients, greedy, then 32 drawing at
-  # temperature 0.8 (on the GPU, Draw::kAuto).
+  # and 32 concurrent streaming clients, greedy, each step replayed from a
+  # CUDA graph; 32 clients with the steps op by op (what the graphs gain);
+  # then 32 drawing at temperature 0.8 (on the GPU, Draw::kAuto).
   if step gpt2-124m 60 "${pfx[@]}" "$gpt2" inspect --preset gpt2 --save "$build/gpt2-124m.pt"; then
-    for t in 0 0.8; do
-      step "serve-load T$t" 60 "$py" "$root/apps/bench/serve_load.py" "$gpt2" "$build/gpt2-124m.pt" \
-        --clients "$([[ $t == 0 ]] && echo 1,32 || echo 32)" --requests 2 --tokens 64 \
-        --max-batch 32 --temperature "$t" --serve-flags "--device cuda --dtype bfloat16" \
+    for run in T0 T0-eager T0.8; do
+      t=${run#T}; t=${t%-eager}; clients=32; extra=""
+      [[ $run == T0 ]] && clients=1,32
+      [[ $run == *-eager ]] && extra=" --no-cuda-graphs"
+      step "serve-load $run" 60 "$py" "$root/apps/bench/serve_load.py" "$gpt2" "$build/gpt2-124m.pt" \
+        --clients "$clients" --requests 2 --tokens 64 \
+        --max-batch 32 --temperature "$t" --serve-flags "--device cuda --dtype bfloat16$extra" \
         --wrapper "$(printf '%q ' "${pfx[@]}")"
-      figure "serve-load T$t" "$(awk '$1 ~ /^[0-9]+$/ { printf "%s%s clients %s tok/s, TTFT %s", s, $1, $2, $3; s = "; " }' \
-                                 "$(log_of "serve-load T$t")")"
-      keep "serve_load.py, GPT-2 124M bf16, temperature $t" "serve-load T$t" 6
+      figure "serve-load $run" "$(awk '$1 ~ /^[0-9]+$/ { printf "%s%s clients %s tok/s, TTFT %s", s, $1, $2, $3; s = "; " }' \
+                                 "$(log_of "serve-load $run")")"
+      keep "serve_load.py, GPT-2 124M bf16, $run" "serve-load $run" 6
     done
   fi
 fi

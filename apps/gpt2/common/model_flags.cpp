@@ -181,6 +181,12 @@ CLI::Option* add_draw_flag(CLI::App& cmd, std::string& draw) {
       ->capture_default_str();
 }
 
+CLI::Option* add_no_cuda_graphs_flag(CLI::App& cmd, bool& no_graphs) {
+  return cmd.add_flag("--no-cuda-graphs", no_graphs,
+                      "On a GPU, run each decoding step op by op instead of replaying a CUDA "
+                      "graph");
+}
+
 torch::ScalarType decode_dtype_for(const std::string& device, const std::string& dtype) {
   if (dtype == "float32") return torch::kFloat;
   if (dtype != "bfloat16" && dtype != "float16") {

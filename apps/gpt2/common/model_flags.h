@@ -97,6 +97,10 @@ CLI::Option* add_decode_dtype_flag(CLI::App& cmd, std::string& dtype);
 /// `--draw auto|host|device` into `draw` (default auto; gpt2::Draw's
 /// names): where sampled tokens are drawn (generate, serve).
 CLI::Option* add_draw_flag(CLI::App& cmd, std::string& draw);
+
+/// `--no-cuda-graphs` into `no_graphs`: on a GPU, decoding steps run op by
+/// op instead of replaying a CUDA graph (generate, serve).
+CLI::Option* add_no_cuda_graphs_flag(CLI::App& cmd, bool& no_graphs);
 /// The dtype of a `--dtype` that add_decode_dtype_flag accepts, for
 /// `--device device`. ConfigError naming both for a half dtype on the CPU,
 /// whose decoding formats are --weights bf16 and int8.

@@ -36,6 +36,11 @@ int run_serve(const ServeFlags& given) {
   fmt::print("model     {} ({}): {}\n", flags.model, to_string(loaded.format),
              to_string(loaded.model->config));
   apply_weights(*loaded.model, flags.weights, std::cout);
+  if (device.is_cuda()) {
+    fmt::print("decoding  a KV cache slot for each of {} sequences; {}\n", flags.max_batch,
+               flags.no_cuda_graphs ? "each step op by op (--no-cuda-graphs)"
+                                    : "each step replayed from a CUDA graph of 1, 2, 4, ... slots");
+  }
   HttpServer server(flags, std::move(loaded.model), std::move(tokenizer));
   const int port = server.bind(flags.host, flags.port);
   fmt::print("serving   http://{}:{}/v1/completions (and /v1/models, /health, /tokenize, "
@@ -94,6 +99,7 @@ void add_serve_command(CLI::App& app, int* rc) {
   cmd->add_option("--api-key", flags->api_key,
                   "Require 'Authorization: Bearer KEY' (default: $GPT2_API_KEY, else none)");
   add_draw_flag(*cmd, flags->draw);
+  add_no_cuda_graphs_flag(*cmd, flags->no_cuda_graphs);
   cmd->add_option("--bpe-dir", flags->bpe_dir,
                   "Folder with GPT-2's encoder.json and vocab.bpe (default: the shipped copy)");
   cmd->callback([flags, rc] { *rc = run_serve(*flags); });

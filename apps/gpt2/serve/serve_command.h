@@ -21,6 +21,8 @@ struct ServeFlags {
   std::string device = "cpu";
   /// --draw: auto, host or device (gpt2::Draw), for every request.
   std::string draw = "auto";
+  /// --no-cuda-graphs: on a GPU, each decoding step op by op.
+  bool no_cuda_graphs = false;
   /// --mmap: auto, on or off (gpt2::Mmap); off by default: a server that
   /// runs for days should not depend on the file staying as it is.
   std::string mmap = "off";

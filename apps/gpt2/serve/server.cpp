@@ -34,7 +34,7 @@ class Routes {
         api_key_(flags.api_key),
         vocab_size_(model->config.vocab_size()),
         tokenizer_(std::move(tokenizer)),
-        scheduler_(std::move(model), flags.max_batch) {
+        scheduler_(std::move(model), flags.max_batch, !flags.no_cuda_graphs) {
     // Bounds a client cannot pass: a body of kMaxBody bytes, counted as it
     // arrives, chunked or not (413 beyond); 10 s for each read or write of
     // a request or response; 5 s for a connection to send its request
