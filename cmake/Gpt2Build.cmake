@@ -1,11 +1,12 @@
 # Strict warnings for this project's own targets, held on an interface target
 # that is never exported. Targets take its options with gpt2_use_warnings()
 # rather than by linking it, so the exported static library does not name it
-# among its link dependencies.
+# among its link dependencies. C++ sources only: nvcc takes none of them.
 add_library(gpt2_warnings INTERFACE)
 target_compile_options(gpt2_warnings INTERFACE
-  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor
-                                 -Wcast-align -Wunused -Woverloaded-virtual>)
+  $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow=local
+                                         -Wnon-virtual-dtor -Wcast-align -Wunused
+                                         -Woverloaded-virtual>)
 
 function(gpt2_use_warnings target)
   target_compile_options(${target} PRIVATE

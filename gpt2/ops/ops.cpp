@@ -15,6 +15,10 @@
 #include "gpt2/ops/cpu/pointwise.h"
 #include "gpt2/ops/cpu/tied_embedding.h"
 #include "gpt2/ops/fused/head_loss.h"
+#include "gpt2/ops/settings.h"
+#ifdef GPT2_WITH_CUDA_KERNELS
+#include "gpt2/ops/cuda/layer_norm.h"
+#endif
 #include "gpt2/error.h"
 #include "gpt2/ops/memory.h"
 #include "gpt2/ops/torch_compat.h"
@@ -77,6 +81,15 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, PackedW
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+#ifdef GPT2_WITH_CUDA_KERNELS
+  // Under autocast, the norm and the cast the next product would make, in
+  // one kernel; elsewhere torch's kernel is as good.
+  if (x.is_cuda() && x.scalar_type() == torch::kFloat && cuda_kernels_enabled() &&
+      cuda::layer_norm_applies(x, weight, bias)) {
+    const compat::AutocastState autocast = compat::autocast_state(torch::kCUDA);
+    if (autocast.enabled) return cuda::layer_norm(x, weight, bias, eps, autocast.dtype);
+  }
+#endif
   return cpu::layer_norm(x, weight, bias, eps);  // torch's where its kernel does not apply
 }
 

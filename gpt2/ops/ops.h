@@ -67,7 +67,10 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight,
                      const torch::Tensor& bias, PackedWeight& packed);
 
 /// torch::layer_norm over the last dimension, x (*, C), weight (C), bias
-/// (C) or undefined.
+/// (C) or undefined. On a CUDA device under autocast, where the library's
+/// kernel applies (float32 x and parameters), the output is in the
+/// autocast dtype (what the next product reads, rounded once from the same
+/// float32 values) rather than torch's float32: gpt2/ops/cuda/layernorm.cu.
 torch::Tensor layer_norm(const torch::Tensor& x, const torch::Tensor& weight,
                          const torch::Tensor& bias, double eps);
 

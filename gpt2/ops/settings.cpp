@@ -47,6 +47,26 @@ std::atomic<HeadLossPath> g_head_loss{HeadLossPath::kAuto};
 HeadLossPath head_loss_path() { return g_head_loss.load(); }
 void set_head_loss_path(HeadLossPath path) { g_head_loss.store(path); }
 
+namespace {
+std::atomic<bool> g_cuda_kernels{true};
+}  // namespace
+
+bool cuda_kernels_built() {
+#ifdef GPT2_WITH_CUDA_KERNELS
+  return true;
+#else
+  return false;
+#endif
+}
+bool cuda_kernels_enabled() { return cuda_kernels_built() && g_cuda_kernels.load(); }
+void set_cuda_kernels(bool on) { g_cuda_kernels.store(on); }
+
+std::string cuda_kernels_line() {
+  if (!cuda_kernels_built()) return "none (this build has none: no CUDA LibTorch or no nvcc)";
+  if (!g_cuda_kernels.load()) return "none (set_cuda_kernels(false))";
+  return "layer_norm under autocast (float32 in, the autocast dtype out)";
+}
+
 std::string to_string(MatmulBackend backend) { return enum_name(backend); }
 std::string to_string(HeapPolicy policy) { return enum_name(policy); }
 std::string to_string(WeightFormat format) { return enum_name(format); }

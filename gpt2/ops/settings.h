@@ -151,6 +151,21 @@ HeadLossPath head_loss_path();
 /// Sets the process-wide choice; kAuto restores the rule.
 void set_head_loss_path(HeadLossPath path);
 
+// --- The library's own CUDA kernels --------------------------------------
+
+/// Whether this build holds them (gpt2/ops/cuda/): a LibTorch with CUDA and
+/// nvcc found by CMake (the GPT2_CUDA_KERNELS option, on where both are).
+bool cuda_kernels_built();
+/// Whether the ops seam runs them where they apply: true until
+/// set_cuda_kernels(false), after which torch's ops run everywhere on a GPU
+/// (to compare the two, or to rule the kernels out).
+bool cuda_kernels_enabled();
+/// Sets the process-wide choice.
+void set_cuda_kernels(bool on);
+/// What a run on a GPU takes of them, for its device line: the ops and
+/// when, or why none.
+std::string cuda_kernels_line();
+
 // --- Weight formats for decoding ------------------------------------------
 
 /// How a Linear's weight is read by products run without autograd.

@@ -5,6 +5,7 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include "gpt2/ops/settings.h"
 #include "gpt2/ops/torch_compat.h"
 
 namespace gpt2 {
@@ -34,7 +35,7 @@ std::string device_line(const torch::Device& device, torch::ScalarType dtype,
   line += fmt::format("; attention {} (torch's scaled_dot_product_attention at B {}, T {}, {} "
                       "heads of {}, {})", attention, batch, seq, nh, hs, c10::toString(dtype));
   line += compat::has_fused_adamw() ? "; AdamW torch's fused kernel" : "; AdamW torch's ops";
-  line += "; the library's own CUDA kernels none";
+  line += "; the library's own CUDA kernels " + cuda_kernels_line();
   return line;
 }
 

@@ -17,7 +17,8 @@ namespace gpt2 {
 /// `cuda:0 of 1 GPU, LibTorch 2.11.0; bfloat16 autocast; TF32 float32
 /// products on; attention flash (torch's scaled_dot_product_attention at B
 /// 16, T 1024, 12 heads of 64, bfloat16); AdamW torch's fused kernel; the
-/// library's own CUDA kernels none`. `precision` says how
+/// library's own CUDA kernels layer_norm under autocast (...)`
+/// (cuda_kernels_line, gpt2/ops/settings.h). `precision` says how
 /// `dtype` is used ("autocast" for training, "weights" for decoding). The
 /// attention choice is asked of torch with tensors of those shapes on
 /// `device` (3 x B·T·C values, freed before it returns). On the CPU, where
