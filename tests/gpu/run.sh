@@ -182,14 +182,14 @@ if ((built == 0)); then
     # shellcheck disable=SC2086 # TRAIN_FLAGS is words
     step "bench-train B$b" "$(cap_of 240 45)" "${pfx[@]}" "$gpt2" bench train --device cuda \
       --dtype bfloat16 --batch-size "$b" --peer-python "$py" \
-      ${TRAIN_FLAGS:---preset gpt2 --seq 1024 --steps 10 --warmup 3 --rounds 1 --peer-compile --peer-shipped --logits-side --side-timeout 75 --profile-steps 5} &&
+      ${TRAIN_FLAGS:---preset gpt2 --seq 1024 --steps 10 --warmup 3 --rounds 1 --peer-compile --peer-shipped --logits-side --torch-ops-side --side-timeout 75 --profile-steps 5} &&
       break
     grep -qi 'out of memory' "$(log_of "bench-train B$b")" || break  # only a smaller batch could help
   done
   log=$(log_of "bench-train B$b")
   figure "bench-train B$b" "$(sed -nE 's/^C\+\+ +([0-9]+) tokens\/s.* = ([0-9]+)% of .*/C++ \1 tokens\/s, MFU \2%/p' "$log")"
-  figure "bench-train B$b" "$(sed -nE 's/^(app|Python|Py compile|Py shipped|C\+\+ logits) +([0-9]+) tokens\/s.*/\1 \2/p' "$log" | paste -sd, - | sed 's/,/, /g')"
-  figure "bench-train B$b" "$(sed -nE 's/^(app|Python|Py compile|Py shipped|C\+\+ logits) .*: FAILED (in round [0-9]+: .*)/\1 FAILED \2/p' "$log" | cut -c1-120 | paste -sd';' -)"
+  figure "bench-train B$b" "$(sed -nE 's/^(app|Python|Py compile|Py shipped|C\+\+ logits|C\+\+ torch) +([0-9]+) tokens\/s.*/\1 \2/p' "$log" | paste -sd, - | sed 's/,/, /g')"
+  figure "bench-train B$b" "$(sed -nE 's/^(app|Python|Py compile|Py shipped|C\+\+ logits|C\+\+ torch) .*: FAILED (in round [0-9]+: .*)/\1 FAILED \2/p' "$log" | cut -c1-120 | paste -sd';' -)"
   figure "bench-train B$b" "$(sed -nE 's/^kernels +device time ([0-9.]+) ms a step in ([0-9]+) launches.*/kernels \1 ms a step, \2 launches/p' "$log")"
   keep "gpt2 bench train, B $b" "bench-train B$b" 55
   # Decoding at batch 1 and 32, each with its steps replayed from CUDA

@@ -114,14 +114,38 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
                                   "GPU step; give --device cuda", f.profile_steps));
   }
   std::vector<Side> sides = external_sides(config, f, threads, rt);
-  if (f.logits_side) {  // in this process, first after the C++ side
-    Side logits;
-    logits.name = "C++ logits";
-    logits.about = "this step with nanoGPT's forward(x, y).loss: the (B, T, V) logits made, "
-                   "then the loss";
-    logits.python = false;
-    logits.in_process = true;
-    sides.insert(sides.begin(), std::move(logits));
+  // In this process, first after the C++ side.
+  const auto in_process = [&](std::string name, std::string about, std::function<Phases()> step) {
+    Side side;
+    side.name = std::move(name);
+    side.about = std::move(about);
+    side.python = false;
+    side.in_process = true;
+    side.step = std::move(step);
+    sides.insert(sides.begin(), std::move(side));
+  };
+  if (f.torch_ops_side) {
+    if (!gpu || !cuda_kernels_built()) {
+      throw ConfigError(fmt::format("--torch-ops-side: {}", !gpu ? "the library's own CUDA kernels "
+                                    "run on a GPU; give --device cuda" : cuda_kernels_line()));
+    }
+    in_process("C++ torch", "this step with torch's ops where the library has CUDA kernels of "
+                            "its own (set_cuda_kernels(false))", [&] {
+      set_cuda_kernels(false);
+      try {
+        const Phases p = cpp_step(config, f, device);
+        set_cuda_kernels(true);
+        return p;
+      } catch (...) {
+        set_cuda_kernels(true);
+        throw;
+      }
+    });
+  }
+  if (f.logits_side) {
+    in_process("C++ logits", "this step with nanoGPT's forward(x, y).loss: the (B, T, V) logits "
+                             "made, then the loss",
+               [&] { return cpp_step(config, f, device, /*make_logits=*/true); });
   }
   fmt::print(out, "bench     {} preset, B {} T {}, AdamW (nanoGPT groups), median of {} steps after "
                   "{} warm-up, {} rounds{}\n", f.preset, f.batch, f.seq, f.steps, f.warmup, f.rounds,
@@ -158,7 +182,7 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
       }
       if (!side.failure.empty()) continue;
       try {  // the logits may not fit where the fused head's step does
-        const Phases other = cpp_step(config, f, device, /*make_logits=*/true);
+        const Phases other = side.step();
         for (const auto& [phase, s] : other) side.samples[phase].push_back(s);
         out << round_line(r + 1, side.name,
                           fmt::format("{:.1f} ms a step", 1000 * other.at("total")));
@@ -240,6 +264,9 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
               "Also time this library's step with nanoGPT's forward, which makes the (B, T, V) "
               "logits before the loss, in this process, alternating: what the fused head "
               "(GPTImpl::loss) saves");
+  t->add_flag("--torch-ops-side", f->torch_ops_side,
+              "On a GPU: also time this library's step with torch's ops where it has CUDA "
+              "kernels of its own, in this process, alternating: what those kernels gain");
   t->add_flag("--no-peer", f->no_peer, "Do not run the Python peer");
   t->add_flag("--no-app", f->no_app, "Do not run the linking app (gpt2-app-step), default or configured");
   t->callback([f, rc] { *rc = run_bench_train(*f, std::cout); });

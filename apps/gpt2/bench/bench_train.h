@@ -56,6 +56,9 @@ struct BenchTrainFlags {
   /// Also time the C++ step through nanoGPT's forward (logits made), in
   /// this process, alternating.
   bool logits_side = false;
+  /// Also time the C++ step with torch's ops where the library has CUDA
+  /// kernels of its own (set_cuda_kernels(false)), in this process.
+  bool torch_ops_side = false;
   /// On a GPU: C++ steps run under LibTorch's profiler after the rounds,
   /// their kernels' device time printed (0: none).
   int profile_steps = 0;

@@ -6,6 +6,7 @@
 // the lines that report them.
 
 #include <iosfwd>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,8 +47,10 @@ struct Side {
   std::string about;
   bool python = true;
   /// Run by the bench itself, not as a command (bench train's C++ logits
-  /// side): no goal of its own.
+  /// and C++ torch ops sides): no goal of its own.
   bool in_process = false;
+  /// An in-process side's step, timed as the C++ side's.
+  std::function<Phases()> step;
   Samples samples;
   PeerRun last;
   /// Empty while the side runs; else "in round N: why". A failed side is
