@@ -102,8 +102,11 @@ int64_t Scheduler::waiting() const {
 void Scheduler::loop() {
   torch::NoGradGuard no_grad;
   const bool graphs = cuda_graphs_ && model_->lm_head->weight.device().is_cuda();
+  // Graphed steps need their cache's tensors fixed: made once for
+  // max_batch. Elsewhere the cache grows with the running requests.
   BatchDecoder decoder(*model_, /*use_cache=*/true,
-                       graphs ? DecodeSteps::kGraphed : DecodeSteps::kDynamic, max_batch_);
+                       graphs ? DecodeSteps::kGraphed : DecodeSteps::kDynamic,
+                       graphs ? max_batch_ : 0);
   std::map<int64_t, std::shared_ptr<Job>> active;  // job id -> job, decoding
   std::map<int64_t, int64_t> job_of_row;           // decoder id -> job id
   // Ends job `id` (the scheduler's thread; the lock not held).

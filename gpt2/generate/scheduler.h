@@ -66,10 +66,11 @@ struct GenerationRequest {
 class Scheduler {
  public:
   /// Starts the thread; at most `max_batch` requests decode at once (the
-  /// others wait in arrival order), each in a slot of a KV cache made for
-  /// max_batch sequences. On a CUDA device, with `cuda_graphs`, each step
-  /// replays a CUDA graph of the fewest of 1, 2, 4, ... slots that hold the
-  /// running requests (DecodeSteps::kGraphed); newcomers are prefilled
+  /// others wait in arrival order), each in a slot of a KV cache. On a
+  /// CUDA device, with `cuda_graphs`, the cache is made for max_batch
+  /// sequences and each step replays a CUDA graph of the fewest of 1, 2, 4,
+  /// ... slots that hold the running requests (DecodeSteps::kGraphed);
+  /// elsewhere the cache grows with the requests. Newcomers are prefilled
   /// together before the step that first decodes them. The model is put in
   /// eval mode and used by this scheduler's thread only from here on.
   explicit Scheduler(GPT model, int64_t max_batch = 8, bool cuda_graphs = true);
