@@ -7,8 +7,8 @@
 
 #include "gpt2/error.h"
 #include "gpt2/generate/batch_decoder.h"
+#include "gpt2/generate/kv_cache.h"
 #include "gpt2/ops/eval_mode.h"
-#include "gpt2/model/kv_cache.h"
 
 namespace gpt2 {
 namespace {
@@ -55,7 +55,7 @@ std::vector<int64_t> lookup_generate(GPTImpl& model, std::vector<int64_t> ctx,
   };
   KVCache cache(model.config, 1, weight.options());
   if (static_cast<int64_t>(ctx.size()) <= block && ctx.size() > 1) {
-    model.forward_cached(ids_tensor(ctx.begin(), ctx.end() - 1), cache);
+    forward_cached(model, ids_tensor(ctx.begin(), ctx.end() - 1), cache);
   }
   std::vector<int64_t> out;
   while (static_cast<int64_t>(out.size()) < o.max_new_tokens()) {
@@ -73,7 +73,7 @@ std::vector<int64_t> lookup_generate(GPTImpl& model, std::vector<int64_t> ctx,
       std::vector<int64_t> input = {ctx.back()};
       input.insert(input.end(), draft.begin(), draft.end());
       const int64_t before = cache.length();
-      const auto logits = model.forward_cached_all(ids_tensor(input.begin(), input.end()), cache);
+      const auto logits = forward_cached_all(model, ids_tensor(input.begin(), input.end()), cache);
       check_logits(logits);
       const auto best = logits.argmax(-1)[0].to(torch::kCPU);  // (1 + draft)
       size_t j = 0;

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "gpt2/generate/kv_cache.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
-#include "gpt2/model/kv_cache.h"
 
 namespace gpt2 {
 

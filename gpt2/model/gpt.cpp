@@ -121,18 +121,12 @@ torch::Tensor GPTImpl::run_blocks(torch::Tensor x, KVStore* store, const torch::
   return transformer->ln_f(x);                           // (B, T, C)
 }
 
-torch::Tensor GPTImpl::hidden(const torch::Tensor& idx, KVCache* cache) {
+torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
   ops::ThreadScope threads;  // this forward's torch ops on the ops layer's threads
-  const int64_t past = cache ? cache->length() : 0, T = idx.size(1);
-  const auto pos = torch::arange(past, past + T, idx.options());  // (T)
+  const auto pos = torch::arange(idx.size(1), idx.options());     // (T)
   // Every caller applies lm_head to what this returns: the head follows.
   auto x = embed_checked(idx, pos, /*head_follows=*/true);        // (B, T, C)
-  // One mask for all blocks; none from position 0, where attention is
-  // plainly causal.
-  const auto mask = past > 0 ? causal_mask(T, past, idx.device()) : torch::Tensor();
-  x = run_blocks(x, cache, mask);
-  if (cache) cache->advance(T);
-  return x;
+  return run_blocks(x, nullptr, torch::Tensor());                 // (B, T, C)
 }
 
 GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {

@@ -17,7 +17,7 @@
 
 #include "gpt2/model/config.h"
 #include "gpt2/model/init.h"
-#include "gpt2/model/kv_cache.h"
+#include "gpt2/model/kv_store.h"
 #include "gpt2/model/modules.h"
 
 namespace gpt2 {
@@ -100,19 +100,8 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   /// reads: for callers that need the head on some positions only.
   torch::Tensor forward_hidden(const torch::Tensor& idx);
 
-  /// Incremental decoding: idx (B, T) holds the tokens at absolute
-  /// positions [cache.length(), cache.length() + T); their keys and values
-  /// go into `cache`, which then advances by T. Returns the logits of the
-  /// last position (B, vocab_size), equal to forward_last over the whole
-  /// sequence. Throws InputError for bad ids, a batch other than the
-  /// cache's, or positions past block_size (crop and clear() the cache).
-  torch::Tensor forward_cached(const torch::Tensor& idx, KVCache& cache);
-  /// As forward_cached, but the logits of every new position, (B, T,
-  /// vocab_size): one forward checks several proposed tokens.
-  torch::Tensor forward_cached_all(const torch::Tensor& idx, KVCache& cache);
-
-  /// The blocks over a store the caller keeps (a decoder's slot per
-  /// sequence, gpt2/generate/slot_cache.h): idx (B, T) at position ids
+  /// Incremental decoding, the blocks over a store the caller keeps
+  /// (gpt2/generate: a KVCache, a SlotCache with a slot per sequence): idx (B, T) at position ids
   /// `positions` (B, T) int64, their keys and values handed to `store`, each
   /// query attending over what the store returns where `mask` (true: may
   /// not look; (B or 1, 1, T, S) bool) is false, or causally when `mask` is
@@ -156,8 +145,7 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
                               bool head_follows = false);
   // The blocks and the final norm over x (B, T, C).
   torch::Tensor run_blocks(torch::Tensor x, KVStore* store, const torch::Tensor& mask);
-  torch::Tensor hidden(const torch::Tensor& idx, KVCache* cache = nullptr);
-  torch::Tensor cached_hidden(const torch::Tensor& idx, KVCache& cache);  // checked
+  torch::Tensor hidden(const torch::Tensor& idx);
 };
 
 /// The handle apps pass around (what TORCH_MODULE(GPT) would declare), but

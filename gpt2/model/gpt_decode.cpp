@@ -1,5 +1,5 @@
-// GPT's incremental decoding over a KV cache (gpt.h): the positions a cache
-// holds are not run again, in the model's KVCache or a caller's store.
+// GPT's incremental decoding (gpt.h): the blocks over a caller's KVStore,
+// whose positions are not run again.
 #include "gpt2/model/gpt.h"
 
 #include <fmt/format.h>
@@ -7,21 +7,9 @@
 #include <string>
 
 #include "gpt2/error.h"
-#include "gpt2/model/input_checks.h"
 #include "gpt2/ops/ops.h"
 
 namespace gpt2 {
-
-using detail::check_idx;
-
-torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, KVCache& cache) {
-  auto x = cached_hidden(idx, cache);                    // (B, T, C)
-  return lm_head(x.select(1, x.size(1) - 1));            // (B, V)
-}
-
-torch::Tensor GPTImpl::forward_cached_all(const torch::Tensor& idx, KVCache& cache) {
-  return lm_head(cached_hidden(idx, cache));             // (B, T, V)
-}
 
 torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx, const torch::Tensor& positions,
                                       KVStore& store, const torch::Tensor& mask) {
@@ -49,20 +37,6 @@ torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx, const torch::Ten
   }
   ops::ThreadScope threads;
   return run_blocks(embed_checked(idx, positions), &store, mask);  // (B, T, C)
-}
-
-torch::Tensor GPTImpl::cached_hidden(const torch::Tensor& idx, KVCache& cache) {
-  check_idx(*this, idx);
-  if (idx.size(0) != cache.batch()) {
-    throw InputError(fmt::format("idx has {} rows but the KV cache holds {}", idx.size(0),
-                                 cache.batch()));
-  }
-  if (cache.length() + idx.size(1) > config.block_size()) {
-    throw InputError(fmt::format(
-        "{} new positions after the {} cached ones pass block_size {}; crop the context and "
-        "clear the cache", idx.size(1), cache.length(), config.block_size()));
-  }
-  return hidden(idx, &cache);                            // (B, T, C)
 }
 
 }  // namespace gpt2

@@ -11,7 +11,7 @@
 #include <torch/types.h>
 
 #include "gpt2/model/config.h"
-#include "gpt2/model/kv_cache.h"
+#include "gpt2/model/kv_store.h"
 #include "gpt2/ops/ops.h"
 
 namespace gpt2 {

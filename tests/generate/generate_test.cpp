@@ -16,6 +16,7 @@
 
 #include "gpt2/error.h"
 #include "gpt2/generate/batch_decoder.h"
+#include "gpt2/generate/kv_cache.h"
 #include "gpt2/generate/scheduler.h"
 #include "test_util.h"
 
@@ -62,7 +63,7 @@ TEST(KVCache, LogitsEqualFullRecomputeAtEveryStep) {
   torch::manual_seed(1);
   auto ctx = torch::randint(96, {2, 5});
   KVCache cache(model->config, 2, model->lm_head->weight.options());
-  auto cached = model->forward_cached(ctx, cache);  // prefill
+  auto cached = forward_cached(*model, ctx, cache);  // prefill
   for (int step = 0; step < 11; ++step) {  // up to block_size 16
     auto full = model->forward_last(ctx);
     // Both are the same float32 ops on the same numbers but in different
@@ -72,7 +73,7 @@ TEST(KVCache, LogitsEqualFullRecomputeAtEveryStep) {
     auto next = full.argmax(-1, /*keepdim=*/true);  // (B, 1)
     ctx = torch::cat({ctx, next}, 1);
     if (ctx.size(1) > 16) break;
-    cached = model->forward_cached(next, cache);
+    cached = forward_cached(*model, next, cache);
   }
   EXPECT_EQ(cache.length(), 16);
 }
@@ -278,13 +279,13 @@ TEST(KVCache, MisuseIsAnInputErrorNamingTheValues) {
   EXPECT_NE(message([&] { KVCache(model->config, int64_t{1} << 40, torch::kFloat); })
                 .find("a KV cache of 1099511627776 rows ("), std::string::npos);
   KVCache wide(GPTConfig(model->config).n_embd(2 * model->config.n_embd()), 1, torch::kFloat);
-  EXPECT_NE(message([&] { model->forward_cached(idx, wide); }).find(c10::str(
+  EXPECT_NE(message([&] { forward_cached(*model, idx, wide); }).find(c10::str(
                 "the KV cache holds ", model->config.n_head(), " heads of ",
                 2 * model->config.n_embd() / model->config.n_head(), " float on cpu; the model gives ",
                 model->config.n_head(), " of ", model->config.n_embd() / model->config.n_head())),
             std::string::npos);
   KVCache doubles(model->config, 1, torch::kDouble);
-  EXPECT_NE(message([&] { model->forward_cached(idx, doubles); }).find(" double on cpu; "),
+  EXPECT_NE(message([&] { forward_cached(*model, idx, doubles); }).find(" double on cpu; "),
             std::string::npos);
   EXPECT_EQ(doubles.length(), 0);  // nothing written
   KVCache cache(model->config, 2, torch::kFloat);
@@ -304,9 +305,9 @@ TEST(Generate, ForwardCachedRejectsWrongBatchAndOverflow) {
   GPT model = tiny_model();
   torch::NoGradGuard no_grad;
   KVCache cache(model->config, 1, torch::TensorOptions());
-  EXPECT_THROW(model->forward_cached(torch::zeros({2, 3}, torch::kLong), cache), InputError);
-  model->forward_cached(torch::zeros({1, 10}, torch::kLong), cache);
-  EXPECT_THROW(model->forward_cached(torch::zeros({1, 7}, torch::kLong), cache), InputError);
+  EXPECT_THROW(forward_cached(*model, torch::zeros({2, 3}, torch::kLong), cache), InputError);
+  forward_cached(*model, torch::zeros({1, 10}, torch::kLong), cache);
+  EXPECT_THROW(forward_cached(*model, torch::zeros({1, 7}, torch::kLong), cache), InputError);
   EXPECT_EQ(cache.length(), 10);
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 /// Keys and values of every block, kept between calls for incremental
 /// decoding: the prompt is run once, then each new token attends to the
-/// cached positions instead of recomputing them.
+/// cached positions instead of recomputing them. KVCache holds one length
+/// for all its rows (generate's single sequence with prompt-lookup drafts);
+/// SlotCache (slot_cache.h) a length per slot.
 
 #include <torch/types.h>
 
@@ -9,22 +11,10 @@
 #include <vector>
 
 #include "gpt2/model/config.h"
+#include "gpt2/model/gpt.h"
+#include "gpt2/model/kv_store.h"
 
 namespace gpt2 {
-
-/// Where attention keeps the keys and values of earlier positions: KVCache
-/// below, or a decoder's own store (SlotCache, gpt2/generate/slot_cache.h,
-/// a slot per sequence of a batch whose members come and go).
-class KVStore {
- public:
-  virtual ~KVStore() = default;
-  /// Takes layer `layer`'s k, v (B, nh, T, hs) for the T new positions and
-  /// returns the keys and values those queries attend over, (B, nh, S, hs)
-  /// each with S >= T; when S > T the new positions are the last T of
-  /// them unless the forward's mask says otherwise.
-  virtual std::pair<torch::Tensor, torch::Tensor> append(size_t layer, const torch::Tensor& k,
-                                                         const torch::Tensor& v) = 0;
-};
 
 /// Per-layer key and value tensors, (B, n_head, block_size, head_size) each,
 /// allocated once at construction: appending never reallocates. Every row
@@ -69,6 +59,17 @@ class KVCache : public KVStore {
 std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> allocate_kv(
     const GPTConfig& config, int64_t rows, const torch::TensorOptions& options, bool zeros,
     const char* unit);
+
+/// Incremental decoding: idx (B, T) holds the tokens at absolute positions
+/// [cache.length(), cache.length() + T); their keys and values go into
+/// `cache`, which then advances by T. Returns the logits of the last
+/// position (B, vocab_size), equal to model.forward_last over the whole
+/// sequence. InputError for bad ids, a batch other than the cache's, or
+/// positions past block_size (crop and clear() the cache).
+torch::Tensor forward_cached(GPTImpl& model, const torch::Tensor& idx, KVCache& cache);
+/// As forward_cached, but the logits of every new position, (B, T,
+/// vocab_size): one forward checks several proposed tokens.
+torch::Tensor forward_cached_all(GPTImpl& model, const torch::Tensor& idx, KVCache& cache);
 
 /// InputError unless `k` (B, nh, T, hs) has the heads, width, dtype and
 /// device of `slots` (B', nh, S, hs): a store made for another model or

@@ -1,4 +1,4 @@
-#include "gpt2/model/kv_cache.h"
+#include "gpt2/generate/kv_cache.h"
 
 #include <c10/util/Exception.h>
 
@@ -68,6 +68,40 @@ void KVCache::truncate(int64_t length) {
   check_input(length >= 0 && length <= length_, "KVCache cannot truncate to ", length, " of ",
               length_, " filled");
   length_ = length;
+}
+
+namespace {
+
+// The final norm's output (B, T, C) of idx's T positions after the cache's.
+torch::Tensor cached_hidden(GPTImpl& model, const torch::Tensor& idx, KVCache& cache) {
+  check_token_ids(idx, model.config);
+  const int64_t B = idx.size(0), T = idx.size(1), past = cache.length();
+  check_input(B == cache.batch(), "idx has ", B, " rows but the KV cache holds ", cache.batch());
+  check_input(past + T <= model.config.block_size(), T, " new positions after the ", past,
+              " cached ones pass block_size ", model.config.block_size(),
+              "; crop the context and clear the cache");
+  const auto positions = torch::arange(past, past + T, idx.options()).expand({B, T});
+  // One mask for all blocks, true where a key comes after the query; none
+  // from position 0, where attention is plainly causal, or for one new
+  // position, which sees every key.
+  const auto mask = past > 0 && T > 1
+                        ? torch::ones({1, 1, T, past + T}, idx.options().dtype(torch::kBool))
+                              .triu(past + 1)
+                        : torch::Tensor();
+  auto x = model.forward_hidden(idx, positions, cache, mask);  // (B, T, C)
+  cache.advance(T);
+  return x;
+}
+
+}  // namespace
+
+torch::Tensor forward_cached(GPTImpl& model, const torch::Tensor& idx, KVCache& cache) {
+  auto x = cached_hidden(model, idx, cache);             // (B, T, C)
+  return model.lm_head(x.select(1, x.size(1) - 1));      // (B, V)
+}
+
+torch::Tensor forward_cached_all(GPTImpl& model, const torch::Tensor& idx, KVCache& cache) {
+  return model.lm_head(cached_hidden(model, idx, cache));  // (B, T, V)
 }
 
 }  // namespace gpt2
