@@ -55,9 +55,6 @@ void fused_adamw(at::TensorList params, at::TensorList grads, at::TensorList exp
                  at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
                  double beta2, double weight_decay, double eps, const at::Tensor& grad_scale) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  // As torch.optim.AdamW(fused=True): the steps count up first, so the
-  // kernel's bias corrections see this step's number.
-  for (const at::Tensor& step : steps) step.add_(1);
   const std::optional<at::Tensor> scale =
       grad_scale.defined() ? std::optional<at::Tensor>(grad_scale) : std::nullopt;
   at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1,

@@ -109,7 +109,9 @@ at::Tensor causal_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 std::string sdpa_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                         bool is_causal);
 // One AdamW step of every tensor of `params` by torch's fused kernel
-// (amsgrad off, no maximize); `steps` are float scalars it counts up. A
+// (amsgrad off, no maximize); `steps` are float scalars holding this
+// step's number, 1 on the first (torch.optim's fused path counts them up
+// before the call; the kernel reads them, on the tensors' device). A
 // defined `grad_scale` (a float scalar on the tensors' device) divides
 // each gradient as the kernel reads it, as AMP's unscaling does. Throws
 // c10::Error where has_fused_adamw() is false.

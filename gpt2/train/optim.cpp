@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 #include <unordered_set>
@@ -54,6 +55,24 @@ torch::Tensor zeros_like_param(const torch::Tensor& p) {
   return torch::zeros_like(p, torch::MemoryFormat::Preserve);
 }
 
+// The 2-norm of the gradients' 2-norms, as torch clips. On the CPU
+// torch::nn::utils::clip_grad_norm_'s ops, a norm per tensor; where every
+// gradient is on one GPU, Python's torch.nn.utils.clip_grad_norm_'s,
+// _foreach_norm, a launch or two for all of them (nanoGPT's clip on a GPU).
+torch::Tensor total_norm(const std::vector<torch::Tensor>& grads) {
+  const bool one_gpu = std::all_of(grads.begin(), grads.end(), [&](const torch::Tensor& g) {
+    return g.is_cuda() && g.device() == grads[0].device() && g.layout() == torch::kStrided;
+  });
+  std::vector<torch::Tensor> norms;
+  if (one_gpu) {
+    norms = at::_foreach_norm(grads, 2);
+  } else {
+    for (const auto& g : grads) norms.push_back(g.norm(2));
+  }
+  if (norms.size() == 1) return norms[0];
+  return one_gpu ? at::linalg_vector_norm(torch::stack(norms), 2) : torch::stack(norms).norm(2);
+}
+
 }  // namespace
 
 ParamGroups param_groups(const GPTImpl& model) {
@@ -97,7 +116,8 @@ void FusedAdamW::torch_step(float grad_scale) {
   KernelTeam team;  // on the CPU, torch's kernel runs on gpt2's kernel threads
   for (auto& group : param_groups()) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
-    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs;
+    std::vector<float> counts;
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       auto& slot = state()[compat::optimizer_state_key(p)];
@@ -112,11 +132,20 @@ void FusedAdamW::torch_step(float grad_scale) {
       grads.push_back(p.grad());
       exp_avgs.push_back(s.exp_avg());
       exp_avg_sqs.push_back(s.exp_avg_sq());
-      // The steps done so far, on the device; the kernel counts this one.
-      steps.push_back(torch::full({}, static_cast<double>(s.step()), p.options()));
       s.step(s.step() + 1);
+      counts.push_back(static_cast<float>(s.step()));
     }
     if (params.empty()) continue;
+    // This step's number for each tensor, on the device: one fill (or one
+    // copy, where tensors joined at different steps) instead of one launch
+    // per tensor.
+    const auto options_of_steps = params[0].options().dtype(torch::kFloat);
+    const bool same = std::all_of(counts.begin(), counts.end(),
+                                  [&](float c) { return c == counts[0]; });
+    const torch::Tensor numbers =
+        same ? torch::full({static_cast<int64_t>(counts.size())}, counts[0], options_of_steps)
+             : torch::tensor(counts, torch::kFloat).to(options_of_steps.device());
+    const std::vector<torch::Tensor> steps = numbers.unbind(0);
     const auto [beta1, beta2] = options.betas();
     // The clip's factor f as the kernel's divisor 1/f, read with each
     // gradient instead of a pass that multiplies them first.
@@ -154,18 +183,18 @@ double FusedAdamW::clip_grad_norm(const std::vector<torch::Tensor>& params, doub
     throw Error(fmt::format("FusedAdamW::clip_grad_norm: {} parameters given, the optimizer has {}",
                             given.size(), mine.size()));
   }
-  // torch::nn::utils::clip_grad_norm_'s 2-norm, op for op, so the norm and
-  // the factor are its to the bit.
-  std::vector<torch::Tensor> norms;
-  for (const auto& p : params) {
-    if (p.grad().defined()) norms.push_back(p.grad().data().norm(2));
-  }
   grad_scale_ = 1;
-  if (norms.empty()) return 0.0;
-  const torch::Tensor total = norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : params) {
+    if (p.grad().defined()) grads.push_back(p.grad().data());
+  }
+  if (grads.empty()) return 0.0;
+  const torch::Tensor total = total_norm(grads);
   const torch::Tensor factor = torch::clamp(max_norm / (total + 1e-6), c10::nullopt, 1.0);
-  grad_scale_ = factor.item<float>();
-  return total.item<double>();
+  // One read from the device for both.
+  const torch::Tensor both = torch::stack({total, factor}).to(torch::kCPU, torch::kDouble);
+  grad_scale_ = static_cast<float>(both[1].item<double>());
+  return both[0].item<double>();
 }
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {

@@ -62,7 +62,10 @@ class FusedAdamW : public torch::optim::AdamW {
   /// leaves the gradients unclipped. torch's fused kernel divides by
   /// 1/factor (its grad_scale), equal to float rounding, and stores the
   /// clipped gradients as torch's clip leaves them; a step() that fuses
-  /// nothing scales the gradients first.
+  /// nothing scales the gradients first. Where every gradient is on one
+  /// GPU the norms are torch's _foreach_norm, as Python's clip_grad_norm_
+  /// takes them there (LibTorch's clip takes one norm per tensor, which
+  /// may round the total differently).
   /// `params` must be this optimizer's parameters, each once, in any
   /// order, and max_norm positive (a gpt2::Error otherwise; torch's takes
   /// a negative bound and flips the gradients). The next step() or

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <vector>
 
 #include "gpt2/error.h"
 #include "gpt2/fields/table.h"
@@ -96,6 +97,7 @@ StepResult Trainer::step() {
   optimizer_->zero_grad();
   const int64_t rank = dp_ ? dp_->rank() : 0, world = dp_ ? dp_->world_size() : 1;
   train_->skip(rank * options_.grad_accum());  // the lower ranks' micro-batches
+  std::vector<torch::Tensor> losses;  // read once, after the last backward
   for (int64_t micro = 0; micro < options_.grad_accum(); ++micro) {
     const Batch batch = train_->next();
     torch::Tensor loss;
@@ -106,8 +108,12 @@ StepResult Trainer::step() {
     loss = loss / options_.grad_accum();
     if (loss_hook) loss = loss_hook(step_, loss);
     loss.backward();
-    r.loss += loss.item<double>();
+    losses.push_back(loss.detach());
   }
+  // One read from the device for the step, so that micro-batches queue
+  // without waiting; summed in double in order, as item() by item().
+  const torch::Tensor host = torch::stack(losses).to(torch::kCPU, torch::kDouble);
+  for (int64_t i = 0; i < host.size(0); ++i) r.loss += host[i].item<double>();
   train_->skip((world - 1 - rank) * options_.grad_accum());  // the higher ranks'
   if (dp_) r.loss = dp_->average_gradients(params_, r.loss);
   // As clip_grad_norm_, the scaling done inside the optimizer's step.

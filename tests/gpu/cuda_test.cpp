@@ -81,15 +81,24 @@ TEST(Cuda, OneTrainingStepEqualsTheCpus) {
   auto gpu_opt = configure_optimizers(*gpu, options);
   torch::manual_seed(1);
   const auto x = torch::randint(96, {4, 64}), y = torch::randint(96, {4, 64});
+  std::vector<double> norms;  // the CPU's two steps, then the GPU's
   for (auto [model, opt, device] : {std::tuple{cpu, cpu_opt.get(), torch::Device(torch::kCPU)},
                                     std::tuple{gpu, gpu_opt.get(), kCuda}}) {
     for (int step = 0; step < 2; ++step) {
       opt->zero_grad();
       model(x.to(device), y.to(device)).loss.backward();
-      opt->clip_grad_norm(model->unique_parameters(), 0.5);
+      norms.push_back(opt->clip_grad_norm(model->unique_parameters(), 0.5));
+      if (device.is_cuda()) {  // Python's clip_grad_norm_ on a GPU, to the bit
+        std::vector<torch::Tensor> grads;
+        for (const auto& p : model->unique_parameters()) grads.push_back(p.grad());
+        EXPECT_EQ(norms.back(),
+                  at::linalg_vector_norm(torch::stack(at::_foreach_norm(grads, 2)), 2).item<double>());
+      }
       opt->step();
     }
   }
+  EXPECT_NEAR(norms[2], norms[0], 1e-5 * norms[0]);
+  EXPECT_NEAR(norms[3], norms[1], 1e-4 * norms[1]);
   const auto a = cpu->named_parameters(), b = gpu->named_parameters();
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_TRUE(b[i].value().is_cuda());

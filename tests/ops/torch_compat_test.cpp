@@ -51,9 +51,10 @@ TEST(TorchCompat, FusedAdamwTakesAdamWsStep) {
   torch::optim::AdamW adamw({reference}, options);
   for (int step = 0; step < 3; ++step) {
     adamw.step();
+    steps[0].fill_(step + 1);  // this step's number, which the kernel reads
     compat::fused_adamw(params, grads, m, v, steps, 1e-2, 0.9, 0.95, 0.1, 1e-8);
   }
-  EXPECT_EQ(steps[0].item<float>(), 3.0f);
+  EXPECT_EQ(steps[0].item<float>(), 3.0f);  // read, not counted up
   EXPECT_TRUE(torch::allclose(params[0], reference.detach(), 1e-6, 1e-7))
       << (params[0] - reference.detach()).abs().max().item<float>();
 }

@@ -185,6 +185,40 @@ TEST(Optim, FusedAdamWSplitsLargeTensorsAcrossThreads) {
   EXPECT_GT((a - start).abs().mean().item<double>(), 5e-4);  // three steps of about lr
 }
 
+// A tensor without a gradient is not stepped and its count stays behind,
+// so the next step's tensors are at different steps: each one's bias
+// correction is its own count's, as torch's AdamW makes it.
+TEST(Optim, FusedAdamWCountsEachTensorsSteps) {
+  torch::manual_seed(6);
+  const auto start = torch::randn({3, 40});
+  std::vector<torch::Tensor> a, b;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(start[i].clone().requires_grad_(true));
+    b.push_back(start[i].clone().requires_grad_(true));
+  }
+  const auto options = torch::optim::AdamWOptions(1e-2).weight_decay(0.1);
+  FusedAdamW fused(a, options);
+  torch::optim::AdamW reference(b, options);
+  for (int step = 0; step < 4; ++step) {
+    for (int i = 0; i < 3; ++i) {
+      const bool skip = i < 2 - step;  // tensor 0 joins at step 2, tensor 1 at step 1
+      const auto g = torch::randn({40});
+      a[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+      b[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+    }
+    fused.step();
+    reference.step();
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_LT((a[i] - b[i]).abs().max().item<double>(), 1e-6) << "tensor " << i;
+    const auto& state = static_cast<torch::optim::AdamWParamState&>(
+        *fused.state().at(compat::optimizer_state_key(a[i])));
+    EXPECT_EQ(state.step(), 2 + i) << "tensor " << i;
+  }
+  // it did train: tensor 0 moved by about lr in each of its two steps
+  EXPECT_GT((a[0] - start[0]).abs().max().item<double>(), 5e-3);
+}
+
 // The state is torch's: saved from the fused optimizer, loaded into torch's
 // AdamW, the next step agrees; amsgrad falls back to torch's step exactly.
 TEST(Optim, FusedAdamWStateIsTorchsAndAmsgradFallsBack) {
