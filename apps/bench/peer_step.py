@@ -9,7 +9,7 @@ Usage: python3 peer_step.py N_LAYER N_HEAD N_EMBD VOCAB BLOCK B T STEPS WARMUP [
 (THREADS: torch intra-op threads; 0 or absent leaves torch's default.) On a
 GPU it runs as nanoGPT's train.py does there: the forward under
 torch.autocast in --dtype, AdamW(fused=True), torch.compile with --compile;
-each phase ends when the device is done. --shipped builds the model as
+each phase is timed by events on the device, read once the step is done. --shipped builds the model as
 nanoGPT's bench.py ships it: the vocabulary padded to a multiple of 64
 (50304 for 50257) and no biases in the Linears and LayerNorms.
 Prints one line of JSON: median seconds per phase and peak RSS in bytes.
@@ -145,27 +145,46 @@ def main():
     x = torch.randint(ids, (B, T), device=device)
     y = torch.randint(ids, (B, T), device=device)
 
-    def now():
+    # Phase boundaries as the C++ side takes them (apps/bench/step_phases.h):
+    # on a GPU events on the stream, read once the step is done, so no wait
+    # on the host falls inside the step; on the CPU the clock.
+    def marks():
         if cuda:
-            torch.cuda.synchronize()
-        return time.perf_counter()
+            return [torch.cuda.Event(enable_timing=True) for _ in range(6)]
+        return [None] * 6
+
+    def mark(events, i):
+        if cuda:
+            events[i].record()
+        else:
+            events[i] = time.perf_counter()
+
+    def intervals(events):
+        if cuda:
+            events[-1].synchronize()
+            return [a.elapsed_time(b) / 1000 for a, b in zip(events, events[1:])]
+        return [b - a for a, b in zip(events, events[1:])]
 
     times = {"zero_grad": [], "forward": [], "backward": [], "clip": [], "optimizer": [], "total": []}
     for step in range(warmup + steps):
-        t0 = now()
+        start = time.perf_counter()
+        events = marks()
+        mark(events, 0)
         opt.zero_grad(set_to_none=True)
-        t1 = now()
+        mark(events, 1)
         with ctx:
             loss = step_model(x, y)
-        t2 = now()
+        mark(events, 2)
         loss.backward()
-        t3 = now()
+        mark(events, 3)
         torch.nn.utils.clip_grad_norm_(params, 1.0)
-        t4 = now()
+        mark(events, 4)
         opt.step()
-        t5 = now()
+        mark(events, 5)
+        phases = intervals(events)
+        total = time.perf_counter() - start
         if step >= warmup:
-            for name, dt in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0)):
+            for name, dt in zip(times, phases + [total]):
                 times[name].append(dt)
     out = {name: statistics.median(v) for name, v in times.items()}
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -85,7 +85,7 @@ Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f, const torch::
 }
 
 // --profile-steps: the same step again, after its warm-up, under LibTorch's
-// profiler (each phase ends when the device has done its work).
+// profiler.
 void print_kernel_profile(const GPTConfig& config, const BenchTrainFlags& f,
                           const torch::Device& device, std::ostream& out) {
   CppSide s = cpp_side(config, f, device);
