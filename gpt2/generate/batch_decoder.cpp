@@ -25,6 +25,9 @@ void check_ids(const std::vector<int64_t>& ids, int64_t vocab, const char* what)
 BatchDecoder::BatchDecoder(GPTImpl& model, bool use_cache, DecodeSteps steps, int64_t slots)
     : model_(model), use_cache_(use_cache), steps_(steps), slots_(slots) {
   if (slots < 0) throw InputError(fmt::format("BatchDecoder slots must be 0 or more, got {}", slots));
+  if (slots > 0) {
+    cache_ = std::make_unique<SlotCache>(model.config, slots, model.lm_head->weight.options());
+  }
 }
 
 int64_t BatchDecoder::add(const std::vector<int64_t>& prompt) {

@@ -25,9 +25,10 @@ class BatchDecoder {
   /// `use_cache` is false, recomputing every sequence's context per step
   /// (nanoGPT's way; the same logits). `steps` says how a step over the
   /// cache runs (DecodeSteps; the same logits to float rounding). `slots`:
-  /// the sequences the cache is made for (0: as many as the first step
-  /// has); when more are in the batch it is made again, twice as large,
-  /// and every sequence prefilled again.
+  /// the sequences the cache is made for, here (0: as many as the first
+  /// step has); when more are in the batch it is made again, twice as
+  /// large, and every sequence prefilled again. InputError naming the
+  /// slots and gigabytes where that cache cannot be allocated.
   explicit BatchDecoder(GPTImpl& model, bool use_cache = true,
                         DecodeSteps steps = DecodeSteps::kDynamic, int64_t slots = 0);
 

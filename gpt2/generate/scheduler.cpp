@@ -36,7 +36,15 @@ Scheduler::Scheduler(GPT model, int64_t max_batch, bool cuda_graphs)
     : model_(std::move(model)), max_batch_(max_batch), cuda_graphs_(cuda_graphs) {
   if (max_batch < 1) throw ConfigError(fmt::format("max_batch must be at least 1, got {}", max_batch));
   model_->eval();
-  thread_ = std::thread([this] { loop(); });
+  std::promise<void> started;
+  std::future<void> ready = started.get_future();
+  thread_ = std::thread([this, started = std::move(started)]() mutable { loop(started); });
+  try {
+    ready.get();  // the decoder and its cache made on the thread, or why not
+  } catch (...) {
+    thread_.join();
+    throw;
+  }
 }
 
 Scheduler::~Scheduler() {
@@ -99,14 +107,21 @@ int64_t Scheduler::waiting() const {
   return static_cast<int64_t>(queue_.size());
 }
 
-void Scheduler::loop() {
+void Scheduler::loop(std::promise<void>& started) {
   torch::NoGradGuard no_grad;
   const bool graphs = cuda_graphs_ && model_->lm_head->weight.device().is_cuda();
-  // Graphed steps need their cache's tensors fixed: made once for
+  // Graphed steps need their cache's tensors fixed: made here, once, for
   // max_batch. Elsewhere the cache grows with the running requests.
-  BatchDecoder decoder(*model_, /*use_cache=*/true,
-                       graphs ? DecodeSteps::kGraphed : DecodeSteps::kDynamic,
-                       graphs ? max_batch_ : 0);
+  std::optional<BatchDecoder> made;
+  try {
+    made.emplace(*model_, /*use_cache=*/true,
+                 graphs ? DecodeSteps::kGraphed : DecodeSteps::kDynamic, graphs ? max_batch_ : 0);
+  } catch (...) {
+    started.set_exception(std::current_exception());
+    return;
+  }
+  started.set_value();
+  BatchDecoder& decoder = *made;
   std::map<int64_t, std::shared_ptr<Job>> active;  // job id -> job, decoding
   std::map<int64_t, int64_t> job_of_row;           // decoder id -> job id
   // Ends job `id` (the scheduler's thread; the lock not held).

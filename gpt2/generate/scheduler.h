@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -73,6 +74,9 @@ class Scheduler {
   /// elsewhere the cache grows with the requests. Newcomers are prefilled
   /// together before the step that first decodes them. The model is put in
   /// eval mode and used by this scheduler's thread only from here on.
+  /// Throws ConfigError for max_batch below 1, and InputError naming the
+  /// slots and gigabytes where the cache made at the start cannot be
+  /// allocated (so a server fails as it starts, not at each request).
   explicit Scheduler(GPT model, int64_t max_batch = 8, bool cuda_graphs = true);
   /// Cancels what is queued or running (on_finish(kCancelled)) and joins.
   ~Scheduler();
@@ -97,7 +101,7 @@ class Scheduler {
 
  private:
   struct Job;
-  void loop();
+  void loop(std::promise<void>& started);  // set once the decoder is made
 
   GPT model_;
   int64_t max_batch_;

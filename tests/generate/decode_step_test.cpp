@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gpt2/error.h"
@@ -57,6 +58,27 @@ TEST(DecodeStep, DecodeStepFallsBackToEagerStepsOffCudaAndSaysWhy) {
   EXPECT_LT((got - want).abs().max().item<double>(), kTol);
   DecodeStep plain(*model, fixed, /*graphed=*/false);
   EXPECT_EQ(plain.why_not_graphed(), "");
+}
+
+// A decoder made for a number of slots makes its cache at once: one that
+// cannot be allocated is an InputError naming the slots and gigabytes
+// there, before any sequence (a server's scheduler fails as it starts).
+TEST(DecodeStep, BatchDecoderMakesItsSlotsAtOnceOrSaysWhyNot) {
+  GPT model = model_of(40);
+  const int64_t huge = int64_t{1} << 40;
+  try {
+    BatchDecoder decoder(*model, true, DecodeSteps::kFixed, huge);
+    FAIL() << "a cache of 2^40 slots was made";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a KV cache of " + std::to_string(huge) + " slots ("),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(" GB) cannot be allocated"), std::string::npos) << e.what();
+  }
+  BatchDecoder fits(*model, true, DecodeSteps::kFixed, /*slots=*/2);
+  fits.add({1, 2});
+  const auto logits = fits.next_logits();
+  const auto alone = model->forward_last(torch::tensor({int64_t{1}, int64_t{2}}).unsqueeze(0));
+  EXPECT_LT((logits - alone).abs().max().item<double>(), kTol);
 }
 
 // Rows join (prefilled together into free slots) and leave (the last row

@@ -19,9 +19,11 @@
 #include <iostream>
 #include <mutex>
 #include <thread>
+#include <string>
 #include <tuple>
 #include <vector>
 
+#include "gpt2/error.h"
 #include "gpt2/generate/batch_decoder.h"
 #include "gpt2/generate/generate.h"
 #include "gpt2/generate/scheduler.h"
@@ -204,6 +206,22 @@ TEST(CudaScheduler, GraphedRequestsEqualEachPromptAloneOnTheCpu) {
                                SamplingOptions().temperature(0).max_new_tokens(20 + 5 * static_cast<int64_t>(i)))[0];
     EXPECT_EQ(got[i], want) << "request " << i;
   }
+}
+
+// Graphed, the scheduler makes its cache for max_batch as it starts: one
+// that cannot be allocated fails there, naming the slots, not each request.
+TEST(CudaScheduler, ACacheTooLargeFailsAtTheStart) {
+  NEED_CUDA();
+  GPT gpu(GPTConfig().block_size(32).vocab_size(96).n_layer(2).n_head(4).n_embd(64));
+  gpu->to(kCuda);
+  try {
+    Scheduler scheduler(gpu, /*max_batch=*/int64_t{1} << 36);
+    FAIL() << "a cache of 2^36 slots was made";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(" slots ("), std::string::npos) << e.what();
+  }
+  Scheduler fits(gpu, /*max_batch=*/2);  // and the model is still usable
+  EXPECT_EQ(fits.running(), 0);
 }
 
 }  // namespace
