@@ -5,8 +5,13 @@
             median of 10 after warm-up; and GPT-2 124M's FLOPs per token at T=1024
   generate  Hugging Face GPT2LMHeadModel (GPT2Config(), random weights), greedy
             with its KV cache: tokens/s at batch 1 and 32, float32 and bfloat16
+  levers    what torch's own choices would gain the training step, one layer of
+            GPT-2 124M at B 32, T 1024, bf16, alternating: causal attention
+            forward and backward by each of scaled_dot_product_attention's
+            kernels (flash, cuDNN, memory-efficient); c_fc with its GELU as two
+            ops and as one (cuBLASLt's epilogue, torch._addmm_activation)
 
-Usage: python3 tests/gpu/peer.py versions | peak | generate [--new-tokens 128]
+Usage: python3 tests/gpu/peer.py versions | peak | generate [--new-tokens 128] | levers [--batch 32]
 The training step's Python side is `gpt2 bench train`'s own peer
 (apps/bench/peer_step.py), eager and compiled, alternating with the C++ sides.
 Each result is one line `name value [unit]`, which run.sh copies into its summary.
@@ -84,6 +89,66 @@ def generate(args):
         del model
 
 
+def alternating(fns, repeats=7, warmup=2):
+    """Median seconds of each of fns (name -> callable), one run of each per round."""
+    times = {name: [] for name in fns}
+    for i in range(warmup + repeats):
+        for name, fn in fns.items():
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            if i >= warmup:
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
+def levers(args):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+
+    B, T, H, C = args.batch, BLOCK, N_HEAD, N_EMBD
+    torch.manual_seed(0)
+    shape = (B, H, T, C // H)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+               for _ in range(3))
+    dy = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+    kernels = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+               "efficient": SDPBackend.EFFICIENT_ATTENTION}
+
+    def attention(backend):
+        def run():
+            with sdpa_kernel(backend):
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            y.backward(dy)
+        return run
+
+    usable, refused = {}, []
+    for name, backend in kernels.items():
+        try:
+            attention(backend)()
+            usable[name] = attention(backend)
+        except RuntimeError as e:
+            refused.append(f"{name} refused: {str(e).splitlines()[0][:80]}")
+    times = alternating(usable)
+    print("lever_attention_ms " + " ".join(f"{n} {1e3 * t:.3f}" for n, t in times.items()) +
+          f" (one layer's causal attention, forward and backward, B {B}, T {T}, {H} heads of "
+          f"{C // H}, bf16{'; ' if refused else ''}{'; '.join(refused)})")
+
+    x = torch.randn(B * T, C, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(4 * C, C, device="cuda", dtype=torch.bfloat16) * 0.02
+    b = torch.randn(4 * C, device="cuda", dtype=torch.bfloat16) * 0.02
+    with torch.no_grad():
+        two = F.gelu(F.linear(x, w, b), approximate="tanh")
+        one = torch._addmm_activation(b, x, w.t(), use_gelu=True)
+        differs = (two.float() - one.float()).abs().max().item()
+        times = alternating({"two_ops": lambda: F.gelu(F.linear(x, w, b), approximate="tanh"),
+                             "epilogue": lambda: torch._addmm_activation(b, x, w.t(), use_gelu=True)})
+    print("lever_gelu_ms " + " ".join(f"{n} {1e3 * t:.3f}" for n, t in times.items()) +
+          f" (one layer's c_fc and tanh GELU, forward, {B * T} x {C} -> {4 * C}, bf16; "
+          f"largest difference {differs:.3g})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -93,6 +158,9 @@ def main():
     g.add_argument("--new-tokens", type=int, default=128)
     g.add_argument("--prompt-tokens", type=int, default=16)
     g.set_defaults(run=generate)
+    lv = sub.add_parser("levers")
+    lv.add_argument("--batch", type=int, default=32)
+    lv.set_defaults(run=levers)
     args = parser.parse_args()
     args.run(args)
 

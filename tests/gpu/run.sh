@@ -13,7 +13,7 @@
 # demo beside the CPU's, inspect, export, generate, eval and serve at each
 # dtype, OpenAI's client, torchrun, two runs of the init study's GPU
 # frontier); `gpt2 bench train` and `bench
-# generate`; a bf16 matmul peak and Hugging Face's decoding (peer.py). Every
+# generate`; a bf16 matmul peak, Hugging Face's decoding and torch's levers (peer.py). Every
 # Python runs through build-gpu/python, which restores the machine's own
 # library paths. build-gpu/summary.md holds versions and outputs and ends
 # with the table of every check (result, seconds, figures or why), as
@@ -36,7 +36,8 @@
 #   serve_load.py: greedy with graphs
 #     and op by op, and sampled        ~40 s  the 124M file 60, each run 60
 #   the bf16 peak, HF's decoding       ~30 s  30, 90
-# That is about 545 s; the rest is slack for a slow compile or start.
+#   torch's levers (peer.py levers)    ~10 s  40, skipped when the budget is spent
+# That is about 555 s; the rest is slack for a slow compile or start.
 #
 # Environment: TORCH_PREFIX (LibTorch's CMake prefix; python3's
 # torch.utils.cmake_prefix_path), TORCH_INCLUDE (its headers; a wheel's
@@ -235,6 +236,10 @@ figure peak "$(value peak_bf16_tflops peak | sed 's/.\+/bf16 & TFLOP\/s (8192^3,
 step peer-generate 90 "$py" "$here/peer.py" generate --new-tokens 128
 figure peer-generate "$(awk '/^hf_generate_/ { split($1, a, "_"); printf "%s%s %s %s", s, a[3], a[4], $2; s = ", " }
                              END { if (s) printf " tokens/s" }' "$(log_of peer-generate)")"
+# Last, as the budget allows: what torch's attention kernels and cuBLASLt's
+# GELU epilogue would gain one layer of the step (peer.py levers).
+step levers 40 "$py" "$here/peer.py" levers
+figure levers "$(sed -nE 's/^lever_(attention|gelu)_ms ([^(]*[^ (]) .*/\1 \2 ms/p' "$(log_of levers)" | paste -sd';' -)"
 
 summary
 ((built == 0 && tested == 0))
