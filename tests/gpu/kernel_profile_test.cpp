@@ -5,8 +5,10 @@
 #include <torch/torch.h>
 
 #include <numeric>
+#include <string>
 
 #include "apps/gpt2/bench/kernel_profile.h"
+#include "apps/gpt2/bench/step_floors.h"
 #include "gpt2/model/gpt.h"
 #include "gpu/need_cuda.h"
 
@@ -35,6 +37,10 @@ TEST(CudaKernelProfile, ATrainingStepsKernelsAddUpToItsDeviceTime) {
   for (size_t i = 1; i < p.kernels.size(); ++i) {
     EXPECT_GE(p.kernels[i - 1].us_per_step, p.kernels[i].us_per_step);
   }
+  // The step's products and norms are named as kernel_kind expects.
+  const std::string kinds = kind_table(p, {});
+  EXPECT_NE(kinds.find("kind      product "), std::string::npos) << kinds << kernel_table(p, 40);
+  EXPECT_NE(kinds.find("kind      norm "), std::string::npos) << kinds << kernel_table(p, 40);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/bench/kernel_profile.h"
 #include "apps/gpt2/bench/product_peaks.h"
+#include "apps/gpt2/bench/step_floors.h"
 #include "apps/gpt2/bench/train_sides.h"
 #include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/model_flags.h"
@@ -85,13 +86,20 @@ Phases cpp_step(const GPTConfig& config, const BenchTrainFlags& f, const torch::
 }
 
 // --profile-steps: the same step again, after its warm-up, under LibTorch's
-// profiler.
+// profiler; each kernel, then each kind against its floor at `peak` (the
+// products' FLOP/s measured in this run) and the copy bandwidth.
 void print_kernel_profile(const GPTConfig& config, const BenchTrainFlags& f,
-                          const torch::Device& device, std::ostream& out) {
+                          const torch::Device& device, double peak, std::ostream& out) {
   CppSide s = cpp_side(config, f, device);
   run_steps(s, f, std::max(f.warmup, 1), 0);
   const auto step = [&] { run_steps(s, f, 0, 1); };
-  out << kernel_table(profile_kernels(step, f.profile_steps), 20);
+  const KernelProfile profile = profile_kernels(step, f.profile_steps);
+  out << kernel_table(profile, 20);
+  const double bandwidth = device_copy_bandwidth(device);
+  const StepShape shape = StepShape::of(*s.model, f.batch, f.seq, f.dtype == "float32" ? 4 : 2);
+  fmt::print(out, "floors    products and attention at the {:.1f} TFLOP/s above, norms, loss and "
+                  "optimizer at a 1 GiB copy's {:.2f} TB/s\n", peak / 1e12, bandwidth / 1e12);
+  out << kind_table(profile, step_floors_us(shape, peak, bandwidth));
 }
 
 }  // namespace
@@ -205,7 +213,7 @@ int run_bench_train(const BenchTrainFlags& f, std::ostream& out) {
                   "a model)\n", tokens / total, flops / total / 1e9, 100 * flops / total / best_peak,
              first_rss / 1e9, max_rss_bytes() / 1e9, f.rounds);
   print_side_rates(sides, tokens, total, gpu, out);
-  if (f.profile_steps > 0) print_kernel_profile(config, f, device, out);
+  if (f.profile_steps > 0) print_kernel_profile(config, f, device, blas_peak, out);
   return 0;
 }
 
@@ -258,7 +266,8 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
       ->check(gpt2::app::in_range(1, 86400))->capture_default_str();
   t->add_option("--profile-steps", f->profile_steps,
                 "On a GPU: after the rounds, run this many C++ steps under LibTorch's profiler "
-                "and print the device time of each kernel, largest first (0: none)")
+                "and print the device time of each kernel, largest first, then of each kind "
+                "of kernel beside its floor (0: none)")
       ->check(gpt2::app::in_range(0, 100))->capture_default_str();
   t->add_flag("--logits-side", f->logits_side,
               "Also time this library's step with nanoGPT's forward, which makes the (B, T, V) "

@@ -33,6 +33,24 @@ double device_matmul_peak(const torch::Device& device, torch::ScalarType dtype) 
   return median(rates);
 }
 
+double device_copy_bandwidth(const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  const int64_t bytes = int64_t{1} << 30;
+  auto from = torch::empty({bytes}, torch::TensorOptions().device(device).dtype(torch::kUInt8));
+  auto to = torch::empty_like(from);
+  from.fill_(1);
+  std::vector<double> rates;
+  for (int i = 0; i < 7; ++i) {
+    torch::cuda::synchronize();
+    const auto t = Clock::now();
+    to.copy_(from);
+    torch::cuda::synchronize();
+    const double s = since(t);
+    if (i >= 2) rates.push_back(2.0 * static_cast<double>(bytes) / s);
+  }
+  return median(rates);
+}
+
 double matmul_peak(std::optional<MatmulBackend> backend) {
   torch::NoGradGuard no_grad;
   const BackendChoice saved = matmul_backend_choice();

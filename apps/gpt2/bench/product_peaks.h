@@ -14,6 +14,10 @@ namespace gpt2::app {
 /// three to warm up: the peak a GPU step's MFU is measured against.
 double device_matmul_peak(const torch::Device& device, torch::ScalarType dtype);
 
+/// Bytes a second that a 1 GiB device-to-device copy reads and writes,
+/// median of 5 after two to warm up: the memory-bound kernels' floor.
+double device_copy_bandwidth(const torch::Device& device);
+
 /// Float32 FLOP/s of a 2048^2 product, median of 5 after one to warm up:
 /// through torch::mm (the system BLAS), or ops::linear on `backend`.
 double matmul_peak(std::optional<MatmulBackend> backend);
