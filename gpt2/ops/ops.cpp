@@ -17,6 +17,7 @@
 #include "gpt2/ops/fused/head_loss.h"
 #include "gpt2/ops/settings.h"
 #ifdef GPT2_WITH_CUDA_KERNELS
+#include "gpt2/ops/cuda/classifier.h"
 #include "gpt2/ops/cuda/layer_norm.h"
 #endif
 #include "gpt2/error.h"
@@ -200,7 +201,17 @@ Tensor head_loss(const Tensor& x, const Tensor& weight, const Tensor& targets) {
   if (path == HeadLossPath::kTwoOps || (path == HeadLossPath::kAuto && x.is_cpu())) {
     return cross_entropy(ops::linear(x, weight, Tensor()), targets);
   }
-  return fused_head_loss(x, weight, targets);
+  HeadLossChunks chunks;
+#ifdef GPT2_WITH_CUDA_KERNELS
+  // On a GPU the logits are scored by the library's kernel, in place.
+  if (x.is_cuda() && cuda_kernels_enabled()) {
+    chunks.score = [](Tensor& logits, const Tensor& t, const Tensor& factor, int64_t V) {
+      return cuda::classifier_applies(logits, t, V) ? cuda::classify_in_place(logits, t, factor, V)
+                                                    : Tensor();
+    };
+  }
+#endif
+  return fused_head_loss(x, weight, targets, chunks);
 }
 
 Tensor tied_embedding(const Tensor& idx, const Tensor& weight) {

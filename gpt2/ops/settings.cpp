@@ -64,7 +64,8 @@ void set_cuda_kernels(bool on) { g_cuda_kernels.store(on); }
 std::string cuda_kernels_line() {
   if (!cuda_kernels_built()) return "none (this build has none: no CUDA LibTorch or no nvcc)";
   if (!g_cuda_kernels.load()) return "none (set_cuda_kernels(false))";
-  return "layer_norm under autocast (float32 in, the autocast dtype out)";
+  return "layer_norm under autocast (float32 in, the autocast dtype out), the fused head's "
+         "scoring (softmax and cross-entropy over its logits, in place)";
 }
 
 std::string to_string(MatmulBackend backend) { return enum_name(backend); }

@@ -90,6 +90,30 @@ TEST(CudaHeadLoss, BFloat16AutocastIsWithinItsRounding) {
   for (int64_t N : {1, 77, 4096}) expect_close(N, torch::kBFloat16, 2e-2);
 }
 
+// The library's classifier kernel (gpt2/ops/cuda/classifier.cu, the fused
+// head's scoring on a GPU) against torch's ops scoring the same logits in
+// chunks (set_cuda_kernels(false)): the same loss and gradients to the
+// rounding of the logits' type.
+TEST(CudaHeadLoss, TheClassifierKernelScoresAsTorchsOps) {
+  NEED_CUDA();
+  ASSERT_TRUE(cuda_kernels_built()) << "this build has no CUDA kernels: configure against a "
+                                       "CUDA LibTorch with nvcc (GPT2_CUDA_KERNELS)";
+  for (const auto autocast : {torch::kFloat, torch::kBFloat16}) {
+    for (int64_t N : {1, 77, 4096}) {
+      const Case c(N);
+      const Result kernel = run(c, true, torch::kFloat, autocast);
+      set_cuda_kernels(false);
+      const Result ops = run(c, true, torch::kFloat, autocast);
+      set_cuda_kernels(true);
+      const double tolerance = autocast == torch::kFloat ? 1e-5 : 1e-2;
+      SCOPED_TRACE(::testing::Message() << "N " << N << ", " << c10::toString(autocast));
+      EXPECT_LT(rel(kernel.loss, ops.loss), tolerance);
+      EXPECT_LT(rel(kernel.dx, ops.dx), tolerance);
+      EXPECT_LT(rel(kernel.dw, ops.dw), tolerance);
+    }
+  }
+}
+
 // The same 200 steps from the same seed, through the fused head and
 // through the logits, under bfloat16 autocast (testing::expect_curves_agree).
 // On the CPU (Intel Xeon) these shapes gave curves 6.9% apart at worst

@@ -96,6 +96,45 @@ TEST(FusedHeadLoss, EqualsTheTwoOpsOverEveryChunking) {
   }
 }
 
+// A device's scorer (the ops seam gives the CUDA kernel's) scores every row
+// at once in place of the chunks, by the contract HeadLossChunks::score
+// states; this one keeps it with torch's ops. One that declines (an
+// undefined result) leaves the chunks to run.
+TEST(FusedHeadLoss, AScorerTakesEveryRowAtOnceOrLeavesItToTheChunks) {
+  const Case c = make_case(37, 16, 101);
+  const Result want = reference(c);
+  int calls = 0;
+  ops::HeadLossChunks scored{0, 64};
+  scored.score = [&](torch::Tensor& logits, const torch::Tensor& t, const torch::Tensor& factor,
+                     int64_t V) {
+    ++calls;
+    EXPECT_EQ(logits.size(1), 128);  // padded
+    const auto real = logits.narrow(1, 0, V).to(torch::kFloat);
+    const auto at = t.clamp_min(0).unsqueeze(1);
+    auto losses = (real.logsumexp(1) - real.gather(1, at).squeeze(1)).masked_fill(t.eq(-1), 0.0);
+    if (factor.defined()) {
+      auto g = torch::softmax(real, 1).scatter_add(1, at, torch::full({t.size(0), 1}, -1.0f));
+      logits.narrow(1, 0, V).copy_(g.mul_(factor.unsqueeze(1)));
+      logits.narrow(1, V, logits.size(1) - V).zero_();
+    }
+    return losses;
+  };
+  const Result got = fused(c, scored);
+  EXPECT_EQ(calls, 1);
+  EXPECT_LT(max_diff(got.loss, want.loss), 1e-5);
+  EXPECT_LT(max_diff(got.dx, want.dx), 1e-6);
+  EXPECT_LT(max_diff(got.dw, want.dw), 1e-6);
+  ops::HeadLossChunks declines{5, 64};
+  declines.score = [&](torch::Tensor&, const torch::Tensor&, const torch::Tensor&, int64_t) {
+    ++calls;
+    return torch::Tensor();
+  };
+  const Result chunked = fused(c, declines);
+  EXPECT_EQ(calls, 2);
+  EXPECT_LT(max_diff(chunked.loss, want.loss), 1e-5);
+  EXPECT_LT(max_diff(chunked.dw, want.dw), 1e-6);
+}
+
 TEST(FusedHeadLoss, Float64StaysFloat64) {
   const Case c = make_case(9, 8, 67, torch::kDouble);
   const Result want = reference(c), got = fused(c, {4, 64});

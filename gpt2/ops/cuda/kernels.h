@@ -32,4 +32,13 @@ cudaError_t layernorm_backward(void* dx, const void* dout, DType dout_type, cons
                                const float* rstd, float* dweight, float* dbias, float* partial,
                                int64_t rows, int C, cudaStream_t stream);
 
+/// The head's loss and its gradient over `rows` rows of logits (rows, ld)
+/// of `type`, in place: losses[r] = logsumexp(logits[r, :V]) -
+/// logits[r, targets[r]] (0 where the target is -1), the softmax in
+/// float32. With `factor` (rows,) not null, logits[r, :V] is overwritten
+/// by (softmax - onehot(targets[r])) * factor[r] and logits[r, V:ld] by 0.
+cudaError_t classifier(void* logits, DType type, float* losses, const int64_t* targets,
+                       const float* factor, int64_t rows, int64_t V, int64_t ld,
+                       cudaStream_t stream);
+
 }  // namespace gpt2::ops::cuda

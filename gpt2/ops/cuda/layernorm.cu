@@ -13,33 +13,15 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "gpt2/ops/cuda/device_math.cuh"
 #include "gpt2/ops/cuda/kernels.h"
 
 namespace gpt2::ops::cuda {
 namespace {
 
-constexpr int kWarp = 32;
 constexpr int kRowsPerBlock = 8;  // warps (rows) per block
 constexpr int kCols = 32;         // the parameter sums: columns per block
 constexpr int kLanes = 8;         //                     rows read at once per column
-
-__device__ float warp_sum(float v) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-__device__ float to_float(float v) { return v; }
-__device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ float to_float(__half v) { return __half2float(v); }
-
-template <class T>
-__device__ T from_float(float v);
-template <>
-__device__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
-template <>
-__device__ __half from_float<__half>(float v) { return __float2half(v); }
 
 // out (rows, C) = normalized x * weight + bias; a warp per row.
 template <class In, class Out>
@@ -159,16 +141,6 @@ int64_t chunk_rows_of(int64_t rows) {
 
 unsigned row_blocks(int64_t rows) {
   return static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
-}
-
-// Calls f with a null pointer of the C++ type of `type`.
-template <class F>
-void with_type(DType type, F&& f) {
-  switch (type) {
-    case DType::kFloat: f(static_cast<float*>(nullptr)); break;
-    case DType::kBFloat16: f(static_cast<__nv_bfloat16*>(nullptr)); break;
-    case DType::kHalf: f(static_cast<__half*>(nullptr)); break;
-  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <torch/autograd.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "gpt2/error.h"
@@ -25,6 +26,7 @@ struct Plan {
   int64_t padded;           // the vocabulary in the products
   torch::ScalarType dtype;  // of the products
   bool grad;                // make dx and dW in the forward
+  std::function<Tensor(Tensor&, const Tensor&, const Tensor&, int64_t)> score;  // or the chunks
 };
 
 class FusedHeadLoss : public torch::autograd::Function<FusedHeadLoss> {
@@ -43,16 +45,24 @@ class FusedHeadLoss : public torch::autograd::Function<FusedHeadLoss> {
     }
     const Tensor xs = x.to(plan.dtype);                                 // (N, C)
     Tensor logits = torch::mm(xs, w.t());                               // (N, Vp)
-    // A pad logit takes no part in the softmax: exp(-inf) is 0, so its
-    // probability, and below its gradient, are 0.
-    logits.narrow(1, V, Vp - V).fill_(-std::numeric_limits<double>::infinity());
     const Tensor valid = targets.ne(-1);                                // (N)
     const Tensor count = valid.sum().to(score);                         // ()
     // d loss / d logits = (softmax - onehot) * factor, factor 1 / count on
     // rows with a target and 0 on the rest.
     const Tensor factor = plan.grad ? valid.to(score).div_(count).unsqueeze(1) : Tensor();
-    Tensor loss = torch::zeros({}, scored);
-    for (int64_t r0 = 0; r0 < N; r0 += plan.rows) {
+    Tensor loss;
+    if (plan.score) {  // every row at once, by the device's kernel
+      const Tensor rows = plan.score(logits, targets, plan.grad ? factor.view({N}) : Tensor(), V);
+      if (rows.defined()) loss = rows.sum().to(score);
+    }
+    const bool chunks = !loss.defined();
+    if (chunks) {
+      // A pad logit takes no part in the softmax: exp(-inf) is 0, so its
+      // probability, and below its gradient, are 0.
+      logits.narrow(1, V, Vp - V).fill_(-std::numeric_limits<double>::infinity());
+      loss = torch::zeros({}, scored);
+    }
+    for (int64_t r0 = 0; chunks && r0 < N; r0 += plan.rows) {
       const int64_t n = std::min(plan.rows, N - r0);
       Tensor chunk = logits.narrow(0, r0, n);                           // (n, Vp)
       Tensor scores = torch::log_softmax(chunk, 1, score);              // (n, Vp)
@@ -109,6 +119,7 @@ Tensor fused_head_loss(const Tensor& x, const Tensor& weight, const Tensor& targ
                   ? chunks.rows
                   : std::max<int64_t>(64, kHeadLossChunkBytes / (4 * plan.padded) / 64 * 64);
   plan.grad = torch::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad());
+  plan.score = chunks.score;
   return FusedHeadLoss::apply(x, weight, targets, plan);
 }
 

@@ -23,16 +23,29 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 
 namespace gpt2::ops {
 
 /// How fused_head_loss cuts its scoring.
 struct HeadLossChunks {
+  HeadLossChunks(int64_t rows_ = 0, int64_t pad_to_ = 64) : rows(rows_), pad_to(pad_to_) {}
   /// Rows scored per chunk; 0: the most whose float32 scores fit in
   /// kHeadLossChunkBytes, rounded down to a multiple of 64.
   int64_t rows = 0;
   /// The vocabulary is padded to a multiple of this in the products.
   int64_t pad_to = 64;
+  /// Where set, scores every row at once in place of the chunks: a
+  /// device's fused kernel, which the ops seam gives (on a GPU,
+  /// gpt2/ops/cuda/classifier.h). Called with the logits (N, padded) in
+  /// the products' dtype, the targets (N), `factor` ((N) float32, or
+  /// undefined where no gradient is wanted) and V; returns each row's loss
+  /// (N) float32 (0 where the target is -1) and, with factor, overwrites
+  /// each row's logits by (softmax - onehot) * factor over [0, V) and 0
+  /// past V. An undefined result: it does not take these, the chunks run.
+  std::function<torch::Tensor(torch::Tensor& logits, const torch::Tensor& targets,
+                              const torch::Tensor& factor, int64_t V)>
+      score;
 };
 
 /// The default chunk's float32 scores: 256 MiB (1,280 rows at GPT-2's
