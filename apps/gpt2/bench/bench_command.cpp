@@ -23,6 +23,7 @@
 #include "apps/gpt2/bench/shell_command.h"
 #include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/model_flags.h"
+#include "apps/gpt2/common/train_presets.h"
 #include "gpt2/runtime/runtime.h"
 #include "gpt2/error.h"
 #include "gpt2/io/model_source.h"
@@ -106,6 +107,13 @@ int run_bench_tokenize(const std::string& path, int repeats, std::ostream& out) 
                   "median of {}\n",
              path, text.size(), tokens, s.median / 1e6, s.min / 1e6, s.max / 1e6, repeats);
   return 0;
+}
+
+void add_step_shape_flags(CLI::App& cmd, std::string& preset, int64_t& batch, int64_t& seq) {
+  cmd.add_option("--preset", preset, "Model, as `gpt2 train --preset` builds it")
+      ->check(CLI::IsMember(train_preset_names()))->capture_default_str();
+  cmd.add_option("--batch-size", batch, "B")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
+  cmd.add_option("--seq", seq, "T")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
 }
 
 void add_bench_command(CLI::App& app, int* rc) {

@@ -61,4 +61,9 @@ int run_bench_tokenize(const std::string& path, int repeats, std::ostream& out);
 /// Registers `bench generate` and `bench tokenize` on `app`.
 void add_bench_command(CLI::App& app, int* rc);
 
+/// A step's shape flags, shared by `bench train`, `bench ops` and `bench
+/// products`: --preset (a `gpt2 train` preset), --batch-size and --seq (1 to
+/// 1024 each).
+void add_step_shape_flags(CLI::App& cmd, std::string& preset, int64_t& batch, int64_t& seq);
+
 }  // namespace gpt2::app

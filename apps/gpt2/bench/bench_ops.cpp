@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "apps/gpt2/bench/bench_command.h"
 #include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/train_presets.h"
@@ -261,10 +262,7 @@ void add_bench_ops_command(CLI::App& bench, int* rc) {
   auto f = std::make_shared<BenchOpsFlags>();
   CLI::App* p = bench.add_subcommand(
       "ops", "The library's own CPU kernels against torch's ops, forward and backward");
-  p->add_option("--preset", f->preset, "Model, as `gpt2 train --preset` builds it")
-      ->check(CLI::IsMember(train_preset_names()))->capture_default_str();
-  p->add_option("--batch-size", f->batch, "B")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
-  p->add_option("--seq", f->seq, "T")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
+  add_step_shape_flags(*p, f->preset, f->batch, f->seq);
   p->add_option("--repeats", f->repeats, "Timed runs of each op on each side")
       ->check(gpt2::app::in_range(1, 100))->capture_default_str();
   p->callback([f, rc] { *rc = run_bench_ops(*f, std::cout); });

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/gpt2/bench/bench_command.h"
 #include "apps/gpt2/bench/bench_stats.h"
 #include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/train_presets.h"
@@ -118,10 +119,7 @@ void add_bench_products_command(CLI::App& bench, int* rc) {
   auto f = std::make_shared<BenchProductsFlags>();
   CLI::App* p = bench.add_subcommand(
       "products", "The model's products on oneDNN and on the BLAS, and which the rule picks");
-  p->add_option("--preset", f->preset, "Model, as `gpt2 train --preset` builds it")
-      ->check(CLI::IsMember(train_preset_names()))->capture_default_str();
-  p->add_option("--batch-size", f->batch, "B")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
-  p->add_option("--seq", f->seq, "T")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
+  add_step_shape_flags(*p, f->preset, f->batch, f->seq);
   p->add_option("--repeats", f->repeats, "Timed runs of each shape on each side")
       ->check(gpt2::app::in_range(1, 100))->capture_default_str();
   p->footer("Exit status 1 when the rule's choice was more than 5% slower over the step's products.");

@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
+#include "apps/gpt2/bench/bench_command.h"
 #include "apps/gpt2/bench/bench_train.h"
 #include "apps/gpt2/common/cli_main.h"
 #include "apps/gpt2/common/model_flags.h"
-#include "apps/gpt2/common/train_presets.h"
 
 namespace gpt2::app {
 
@@ -17,10 +17,7 @@ void add_bench_train_command(CLI::App& bench, int* rc) {
   auto f = std::make_shared<BenchTrainFlags>();
   CLI::App* t = bench.add_subcommand(
       "train", "One training step, by phase, beside the same step in Python (python3-torch)");
-  t->add_option("--preset", f->preset, "Model, as `gpt2 train --preset` builds it")
-      ->check(CLI::IsMember(train_preset_names()))->capture_default_str();
-  t->add_option("--batch-size", f->batch, "B")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
-  t->add_option("--seq", f->seq, "T")->check(gpt2::app::in_range(1, 1024))->capture_default_str();
+  add_step_shape_flags(*t, f->preset, f->batch, f->seq);
   t->add_option("--steps", f->steps, "Timed steps")->check(gpt2::app::in_range(1, 1000))->capture_default_str();
   t->add_option("--warmup", f->warmup, "Untimed steps first")->check(gpt2::app::in_range(0, 100))
       ->capture_default_str();
