@@ -81,14 +81,8 @@ torch::Tensor cached_hidden(GPTImpl& model, const torch::Tensor& idx, KVCache& c
               " cached ones pass block_size ", model.config.block_size(),
               "; crop the context and clear the cache");
   const auto positions = torch::arange(past, past + T, idx.options()).expand({B, T});
-  // One mask for all blocks, true where a key comes after the query; none
-  // from position 0, where attention is plainly causal, or for one new
-  // position, which sees every key.
-  const auto mask = past > 0 && T > 1
-                        ? torch::ones({1, 1, T, past + T}, idx.options().dtype(torch::kBool))
-                              .triu(past + 1)
-                        : torch::Tensor();
-  auto x = model.forward_hidden(idx, positions, cache, mask);  // (B, T, C)
+  // No mask: each block's attention masks causally over the cached keys.
+  auto x = model.forward_hidden(idx, positions, cache, torch::Tensor());  // (B, T, C)
   cache.advance(T);
   return x;
 }

@@ -101,11 +101,12 @@ class GPTImpl : public torch::nn::Cloneable<GPTImpl> {
   torch::Tensor forward_hidden(const torch::Tensor& idx);
 
   /// Incremental decoding, the blocks over a store the caller keeps
-  /// (gpt2/generate: a KVCache, a SlotCache with a slot per sequence): idx (B, T) at position ids
-  /// `positions` (B, T) int64, their keys and values handed to `store`, each
-  /// query attending over what the store returns where `mask` (true: may
-  /// not look; (B or 1, 1, T, S) bool) is false, or causally when `mask` is
-  /// undefined. -> the final norm's output (B, T, n_embd). It reads nothing
+  /// (gpt2/generate: a KVCache, a SlotCache with a slot per sequence): idx
+  /// (B, T) at position ids `positions` (B, T) int64, their keys and
+  /// values handed to `store`, each query attending over what the store
+  /// returns where `mask` (true: may not look; (B or 1, 1, T, S) bool) is
+  /// false, or causally when `mask` is undefined (a query at position i of
+  /// the T new sees the S - T keys before them and those up to i). -> the final norm's output (B, T, n_embd). It reads nothing
   /// back from the device, so a CUDA graph can capture it: it checks
   /// shapes, dtypes and devices (InputError), not ids (check_token_ids
   /// first) or positions (each below block_size).

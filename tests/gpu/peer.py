@@ -107,6 +107,8 @@ def levers(args):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import torch.nn.functional as F
 
+    if args.batch < 1:
+        raise SystemExit(f"levers: --batch must be at least 1, got {args.batch}")
     B, T, H, C = args.batch, BLOCK, N_HEAD, N_EMBD
     torch.manual_seed(0)
     shape = (B, H, T, C // H)

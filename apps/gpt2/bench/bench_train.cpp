@@ -94,8 +94,12 @@ void print_kernel_profile(const GPTConfig& config, const BenchTrainFlags& f,
   out << kernel_table(profile, 20);
   const double bandwidth = device_copy_bandwidth(device);
   const StepShape shape = StepShape::of(*s.model, f.batch, f.seq, f.dtype == "float32" ? 4 : 2);
-  fmt::print(out, "floors    products and attention at the {:.1f} TFLOP/s above, norms, loss and "
-                  "optimizer at a 1 GiB copy's {:.2f} TB/s\n", peak / 1e12, bandwidth / 1e12);
+  fmt::print(out, "floors    products and attention at the {:.1f} TFLOP/s above; {}\n",
+             peak / 1e12,
+             bandwidth > 0 ? fmt::format("norms, loss and optimizer at a 1 GiB copy's {:.2f} TB/s",
+                                         bandwidth / 1e12)
+                           : std::string("no byte floors: the device had no 2 GiB free to time "
+                                         "a copy"));
   out << kind_table(profile, step_floors_us(shape, peak, bandwidth));
 }
 

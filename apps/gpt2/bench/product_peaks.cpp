@@ -36,8 +36,13 @@ double device_matmul_peak(const torch::Device& device, torch::ScalarType dtype) 
 double device_copy_bandwidth(const torch::Device& device) {
   torch::NoGradGuard no_grad;
   const int64_t bytes = int64_t{1} << 30;
-  auto from = torch::empty({bytes}, torch::TensorOptions().device(device).dtype(torch::kUInt8));
-  auto to = torch::empty_like(from);
+  torch::Tensor from, to;
+  try {
+    from = torch::empty({bytes}, torch::TensorOptions().device(device).dtype(torch::kUInt8));
+    to = torch::empty_like(from);
+  } catch (const c10::Error&) {  // the step left too little memory
+    return 0;
+  }
   from.fill_(1);
   std::vector<double> rates;
   for (int i = 0; i < 7; ++i) {

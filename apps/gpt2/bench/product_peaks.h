@@ -15,7 +15,8 @@ namespace gpt2::app {
 double device_matmul_peak(const torch::Device& device, torch::ScalarType dtype);
 
 /// Bytes a second that a 1 GiB device-to-device copy reads and writes,
-/// median of 5 after two to warm up: the memory-bound kernels' floor.
+/// median of 5 after two to warm up: the memory-bound kernels' floor. 0
+/// where the device has no 2 GiB free for it.
 double device_copy_bandwidth(const torch::Device& device);
 
 /// Float32 FLOP/s of a 2048^2 product, median of 5 after one to warm up:

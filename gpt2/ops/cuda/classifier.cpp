@@ -6,6 +6,7 @@
 
 #include <limits>
 
+#include "gpt2/ops/cuda/dtype.h"
 #include "gpt2/ops/cuda/kernels.h"
 
 namespace gpt2::ops::cuda {
@@ -16,9 +17,8 @@ bool classifier_applies(const Tensor& logits, const Tensor& targets, int64_t V) 
   if (!logits.defined() || !logits.is_cuda() || logits.dim() != 2 || !logits.is_contiguous()) {
     return false;
   }
-  const auto t = logits.scalar_type();
-  if (t != torch::kFloat && t != torch::kBFloat16 && t != torch::kHalf) return false;
-  return V >= 1 && V <= logits.size(1) && logits.size(0) <= std::numeric_limits<int>::max() &&
+  return kernel_type(logits.scalar_type()) && V >= 1 && V <= logits.size(1) &&
+         logits.size(0) <= std::numeric_limits<int>::max() &&
          targets.defined() && targets.dim() == 1 && targets.size(0) == logits.size(0) &&
          targets.scalar_type() == torch::kLong && targets.device() == logits.device() &&
          targets.is_contiguous();
@@ -33,13 +33,11 @@ Tensor classify_in_place(Tensor& logits, const Tensor& targets, const Tensor& fa
               "the CUDA classifier's factor must be (", N, ") float32 on ", logits.device());
   const c10::cuda::CUDAGuard on_device(logits.device());
   Tensor losses = torch::empty({N}, logits.options().dtype(torch::kFloat));
-  const auto t = logits.scalar_type();
-  const DType type = t == torch::kFloat ? DType::kFloat
-                     : t == torch::kBFloat16 ? DType::kBFloat16 : DType::kHalf;
-  C10_CUDA_CHECK(classifier(logits.data_ptr(), type, losses.data_ptr<float>(),
-                            targets.data_ptr<int64_t>(),
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(logits.device().index());
+  C10_CUDA_CHECK(classifier(logits.data_ptr(), dtype_of(logits.scalar_type(), "classifier"),
+                            losses.data_ptr<float>(), targets.data_ptr<int64_t>(),
                             factor.defined() ? factor.data_ptr<float>() : nullptr, N, V,
-                            logits.size(1), c10::cuda::getCurrentCUDAStream(logits.device().index())));
+                            logits.size(1), stream));
   return losses;
 }
 

@@ -68,7 +68,8 @@ __global__ void classifier_kernel(T* __restrict__ logits, float* __restrict__ lo
   T* x = logits + row * ld;
   const int64_t target = targets[row];
   const bool scored = target >= 0 && target < V;
-  const int lane = static_cast<int>(threadIdx.x % kWarp), warp = static_cast<int>(threadIdx.x / kWarp);
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const int warp = static_cast<int>(threadIdx.x / kWarp);
   if (threadIdx.x == 0) target_value = scored ? to_float(x[target]) : 0.f;  // before any write
   MaxSum acc;
   for (int64_t i = threadIdx.x; i < V; i += kThreads) acc = add(acc, to_float(x[i]));

@@ -7,6 +7,7 @@
 
 #include <limits>
 
+#include "gpt2/ops/cuda/dtype.h"
 #include "gpt2/ops/cuda/kernels.h"
 
 namespace gpt2::ops::cuda {
@@ -15,15 +16,6 @@ namespace {
 using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-bool kernel_type(torch::ScalarType t) {
-  return t == torch::kFloat || t == torch::kBFloat16 || t == torch::kHalf;
-}
-
-DType dtype_of(torch::ScalarType t) {
-  TORCH_CHECK(kernel_type(t), "the CUDA LayerNorm has no kernel for ", t);
-  return t == torch::kFloat ? DType::kFloat : t == torch::kBFloat16 ? DType::kBFloat16 : DType::kHalf;
-}
 
 const float* floats(const Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
 
@@ -38,12 +30,11 @@ class LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
     Tensor out = torch::empty(x.sizes(), x.options().dtype(out_type));
     Tensor mean = torch::empty({rows}, x.options().dtype(torch::kFloat));
     Tensor rstd = torch::empty({rows}, x.options().dtype(torch::kFloat));
-    C10_CUDA_CHECK(layernorm_forward(out.data_ptr(), dtype_of(out_type), mean.data_ptr<float>(),
-                                     rstd.data_ptr<float>(), xc.data_ptr(),
-                                     dtype_of(x.scalar_type()), weight.data_ptr<float>(),
-                                     floats(bias), rows, static_cast<int>(C),
-                                     static_cast<float>(eps),
-                                     c10::cuda::getCurrentCUDAStream(x.device().index())));
+    C10_CUDA_CHECK(layernorm_forward(
+        out.data_ptr(), dtype_of(out_type, "LayerNorm"), mean.data_ptr<float>(),
+        rstd.data_ptr<float>(), xc.data_ptr(), dtype_of(x.scalar_type(), "LayerNorm"),
+        weight.data_ptr<float>(), floats(bias), rows, static_cast<int>(C),
+        static_cast<float>(eps), c10::cuda::getCurrentCUDAStream(x.device().index())));
     ctx->save_for_backward({xc, weight, mean, rstd});
     ctx->saved_data["bias"] = bias.defined();
     return out;
@@ -63,9 +54,9 @@ class LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
     Tensor partial = torch::empty({2, layernorm_backward_chunks(rows), C},
                                   x.options().dtype(torch::kFloat));
     C10_CUDA_CHECK(layernorm_backward(
-        dx.data_ptr(), dout.data_ptr(), dtype_of(dout.scalar_type()), x.data_ptr(),
-        dtype_of(x.scalar_type()), weight.data_ptr<float>(), mean.data_ptr<float>(),
-        rstd.data_ptr<float>(), dweight.data_ptr<float>(),
+        dx.data_ptr(), dout.data_ptr(), dtype_of(dout.scalar_type(), "LayerNorm"),
+        x.data_ptr(), dtype_of(x.scalar_type(), "LayerNorm"), weight.data_ptr<float>(),
+        mean.data_ptr<float>(), rstd.data_ptr<float>(), dweight.data_ptr<float>(),
         has_bias ? dbias.data_ptr<float>() : nullptr, partial.data_ptr<float>(), rows,
         static_cast<int>(C), c10::cuda::getCurrentCUDAStream(x.device().index())));
     return {dx, dweight, dbias, Tensor(), Tensor()};
