@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpt2/error.h"
+#include "gpt2/generate/detail/to_device.h"
 
 namespace gpt2 {
 namespace {
@@ -102,7 +103,7 @@ void BatchDecoder::prefill() {
   for (size_t i = 0; i < contexts.size(); ++i) {
     for (size_t j = 0; j < contexts[i].size(); ++j) a[i][j] = contexts[i][j];
   }
-  cache_->prefill(model_, idx.to(model_.lm_head->weight.device()), into, lengths);
+  cache_->prefill(model_, detail::to_device(idx, model_.lm_head->weight.device()), into, lengths);
 }
 
 torch::Tensor BatchDecoder::next_logits() {
@@ -123,8 +124,8 @@ torch::Tensor BatchDecoder::next_logits() {
     last[static_cast<size_t>(r)] = tokens_.at(order_[static_cast<size_t>(r)]).back();
     longest = std::max(longest, cache_->length(r));
   }
-  const auto column = torch::tensor(last, torch::kLong).unsqueeze(1)   // (width, 1)
-                          .to(model_.lm_head->weight.device());
+  const auto column = detail::to_device(torch::tensor(last, torch::kLong).unsqueeze(1),
+                                        model_.lm_head->weight.device());  // (width, 1)
   torch::Tensor logits;
   if (steps_ == DecodeSteps::kDynamic) {
     cache_->sync(rows);

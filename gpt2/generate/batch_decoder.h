@@ -71,7 +71,8 @@ class BatchDecoder {
   /// on a CUDA device), and, where they were asked to and did not, why.
   bool graphed() const { return step_ && step_->graphed() && step_->captures() > 0; }
   std::string why_not_graphed() const { return step_ ? step_->why_not_graphed() : ""; }
-  /// CUDA graphs captured so far: one per row count a step ran over.
+  /// CUDA graphs captured over the present cache: one per row count a step
+  /// ran over (a cache made again, larger, captures its own afresh).
   int64_t captures() const { return step_ ? step_->captures() : 0; }
 
  private:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpt2/error.h"
+#include "gpt2/generate/detail/to_device.h"
 
 namespace gpt2 {
 
@@ -122,7 +123,7 @@ torch::Tensor draw_on_device(const torch::Tensor& logits, const std::vector<RowS
                       : torch::rand({1}, *rows[static_cast<size_t>(r)].generator, torch::kDouble)
                             .item<double>();
   }
-  settings = settings.to(logits.device());                               // one copy
+  settings = detail::to_device(settings, logits.device());               // one copy
   auto x = logits.to(torch::kFloat);                                     // (B, V)
   x = (x - x.amax(-1, /*keepdim=*/true)) / settings.narrow(1, 0, 1).to(torch::kFloat);
   if (most_k > 0) {  // below the row's k-th largest logit: dropped (ties kept)
@@ -150,7 +151,8 @@ torch::Tensor draw_on_device(const torch::Tensor& logits, const std::vector<RowS
   const auto index = torch::arange(V, ids.options()).expand({B, V});
   const auto last = index.masked_fill(probs.le(0), 0).amax(-1, /*keepdim=*/true);  // (B, 1)
   ids = torch::minimum(ids, last).squeeze(-1);                           // (B)
-  auto greedy_rows = torch::from_blob(argmax.data(), {B}, torch::kBool).to(logits.device());
+  auto greedy_rows =
+      detail::to_device(torch::from_blob(argmax.data(), {B}, torch::kBool), logits.device());
   return torch::where(greedy_rows, logits.argmax(-1), ids);
 }
 
@@ -198,7 +200,7 @@ std::vector<RowDraw> sample_rows(const torch::Tensor& logits,
   torch::Tensor drawn;
   if (!device_rows.empty()) {
     const bool all = device_rows.size() == B;
-    const auto which = torch::tensor(device_rows).to(logits.device());
+    const auto which = detail::to_device(torch::tensor(device_rows), logits.device());
     drawn = draw_on_device(all ? logits : logits.index_select(0, which), device_samplers);
   }
   const auto finite = torch::isfinite(logits).all(-1).to(torch::kCPU).contiguous();  // (B)

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "gpt2/error.h"
+#include "gpt2/generate/detail/to_device.h"
 
 namespace gpt2 {
 
@@ -75,7 +76,7 @@ void SlotCache::prefill(GPTImpl& model, const torch::Tensor& idx, const std::vec
     check_input(lengths[i] >= 1 && lengths[i] <= T, "SlotCache::prefill: row ", i, " has length ",
                 lengths[i], ", outside [1, ", T, "]");
   }
-  into_ = torch::tensor(into, torch::kLong).to(device_lengths_.device());
+  into_ = detail::to_device(torch::tensor(into, torch::kLong), device_lengths_.device());
   {
     Open open(*this, Mode::kPrefill);
     model.forward_hidden(idx, positions_.narrow(0, 0, T).expand({k, T}), *this, {});
@@ -91,7 +92,7 @@ void SlotCache::sync(int64_t rows) {
                 " positions, all filled: no room for a step");
   }
   const std::vector<int64_t> head(lengths_.begin(), lengths_.begin() + rows);
-  device_lengths_.narrow(0, 0, rows).copy_(torch::tensor(head, torch::kLong));
+  detail::copy_from_host(device_lengths_.narrow(0, 0, rows), torch::tensor(head, torch::kLong));
 }
 
 torch::Tensor SlotCache::step(GPTImpl& model, const torch::Tensor& idx, int64_t span) {

@@ -128,14 +128,17 @@ TEST(CudaDecodeGraph, Bfloat16PartsOnlyAtNearTies) {
   check_dtype(torch::kBFloat16, 1.0 / 16);
 }
 
-// Rows that join and leave the batch: the steps run over 1, 2 and 4 slots
+// Rows that join and leave the batch: over a cache of 4 slots made at the
+// start (as the server makes its own), the steps run over 1, 2 and 4 slots
 // (1, 2, 3 rows, then 2 again), one graph for each count, replayed as the
-// rows change, and the logits still equal the plain path's.
+// rows change, and the logits still equal the plain path's. (A cache that
+// grows is made again with its graphs; the plain path makes its own.)
 TEST(CudaDecodeGraph, RowsJoiningAndLeavingReplayAGraphPerRowCount) {
   NEED_CUDA();
   GPT model = gpt2_on_cuda(torch::kFloat);
   torch::NoGradGuard no_grad;
-  BatchDecoder plain(*model, true, DecodeSteps::kDynamic), graphed(*model, true, DecodeSteps::kGraphed);
+  BatchDecoder plain(*model, true, DecodeSteps::kDynamic);
+  BatchDecoder graphed(*model, true, DecodeSteps::kGraphed, /*slots=*/4);
   const auto prompts = prompts_of({4, 9, 1});
   for (BatchDecoder* d : {&plain, &graphed}) d->add(prompts[0]);
   for (int step = 0; step < 24; ++step) {
