@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
     std::string json = "{";
     for (const auto& [phase, s] : times) json += "\"" + phase + "\": " + std::to_string(s) + ", ";
     json += "\"peak_rss\": " + std::to_string(usage.ru_maxrss * 1024.0) + ", \"blas_core\": \"" +
-            rt.blas_core + "\", \"runtime\": \"" + gpt2::runtime_line(rt) + "\"}";
+            rt.blas_core + "\", \"runtime\": \"" + gpt2::runtime_line(rt) + "\", \"device\": \"" +
+            x.device().str() + "\"}";
     std::puts(json.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpt2-app-step: %s\n", e.what());

@@ -113,8 +113,10 @@ def blas_core():
 
 
 def main():
-    positional = [a for a in sys.argv[1:] if not a.startswith("--")]
-    flags = sys.argv[1 + len(positional):]
+    # The numbers, then the flags: a flag's value (cuda, bfloat16) is no number.
+    args = sys.argv[1:]
+    first_flag = next((i for i, a in enumerate(args) if a.startswith("--")), len(args))
+    positional, flags = args[:first_flag], args[first_flag:]
     n_layer, n_head, n_embd, vocab, block, B, T, steps, warmup = map(int, positional[:9])
     threads = int(positional[9]) if len(positional) > 9 else 0
     device, dtype, compiled = "cpu", "float32", "--compile" in flags
@@ -192,6 +194,7 @@ def main():
     out["blas_core"] = blas_core()
     out["torch"] = torch.__version__
     out["attention"] = "scaled_dot_product_attention" if FLASH else "explicit"
+    out["device"] = str(x.device)
     out["runtime"] = "torch {} on {}, {}{}".format(torch.__version__, device, dtype,
                                                   ", torch.compile" if compiled else ", eager")
     print(json.dumps(out))

@@ -30,7 +30,7 @@
 #   the commands (commands.sh)         ~75 s  train 120 (the CPU's, alongside, 240);
 #                                             b's nine at once, 90 each; others 30-90;
 #                                             the frontier's two runs ~15 s, 60
-#   bench train, B 32, one round      ~175 s  at most 240, leaving 45 s; a side 75
+#   bench train, B 32, one round      ~175 s  at most 240, leaving 90 s; a side 75
 #   bench generate, bf16, float32,
 #     and bf16 drawn on host and GPU   ~40 s  60 each
 #   serve_load.py: greedy with graphs
@@ -160,7 +160,7 @@ if [[ ${GPU_STAGE:-} == build ]]; then summary; exit "$built"; fi
 tested=1
 if ((configured)); then
   record cuda-tests skipped 0 "not configured"
-elif ! ninja -C "$build" -t targets all 2>/dev/null | grep -q '^gpt2_cuda_tests:'; then
+elif ! grep -q '^gpt2_cuda_tests:' < <(ninja -C "$build" -t targets all 2>/dev/null); then
   record cuda-tests FAIL 0 "no target gpt2_cuda_tests in this tree"
 elif step build-tests 90 "${pfx[@]}" cmake --build "$build" -j "$jobs" --target gpt2_cuda_tests; then
   run_each_test cuda "${TEST_S:-60}" "$(find "$build" -type f -name gpt2_cuda_tests -perm -u+x | head -n 1)" &&
@@ -181,7 +181,7 @@ if ((built == 0)); then
   # Then 5 C++ steps under LibTorch's profiler: each kernel's device time.
   for b in 32 16 8; do
     # shellcheck disable=SC2086 # TRAIN_FLAGS is words
-    step "bench-train B$b" "$(cap_of 240 45)" "${pfx[@]}" "$gpt2" bench train --device cuda \
+    step "bench-train B$b" "$(cap_of 240 90)" "${pfx[@]}" "$gpt2" bench train --device cuda \
       --dtype bfloat16 --batch-size "$b" --peer-python "$py" \
       ${TRAIN_FLAGS:---preset gpt2 --seq 1024 --steps 10 --warmup 3 --rounds 1 --peer-compile --peer-shipped --logits-side --torch-ops-side --side-timeout 75 --profile-steps 5} &&
       break

@@ -46,6 +46,17 @@ conclude() {  # conclude NAME RC START CAP [END]: the row of a finished step
   fi
 }
 
+# Each step leads a session of its own (setsid, where there is one), and
+# what is left of that session when the step ends is killed: a program that
+# runs its own commands under `timeout` (bench train's sides) puts them in
+# process groups of their own, which the step's timeout cannot reach.
+spawn=()
+command -v setsid >/dev/null && command -v pkill >/dev/null && spawn=(setsid)
+end_session() {  # end_session PID: kills what is left of the session PID led
+  [[ ${#spawn[@]} -gt 0 && $1 =~ ^[1-9][0-9]*$ ]] && pkill -KILL -s "$1" 2>/dev/null
+  return 0
+}
+
 # step NAME CAP_S CMD...: CMD under timeout (CAP_S, or what is left of the
 # budget); returns CMD's status, 125 when the budget is spent.
 step() {
@@ -53,9 +64,10 @@ step() {
   cap=$(cap_of "$2")
   shift 2
   if ((cap < 10)); then record "$name" skipped 0 "the $budget s budget is spent"; return 125; fi
-  timeout -k 10 "$cap" "$@" >"$(log_of "$name")" 2>&1 &  # its own process group: the trap ends it
+  "${spawn[@]}" timeout -k 10 "$cap" "$@" >"$(log_of "$name")" 2>&1 &  # the trap ends it
   child=$!
   wait "$child" || rc=$?
+  end_session "$child"
   child=""
   conclude "$name" "$rc" "$start" "$cap"
   return "$rc"
@@ -73,10 +85,11 @@ step_bg() {
   rm -f "$log.end"
   {  # a subshell that ends its timeout when told to, and notes when it ended
     trap 'kill "$t" 2>/dev/null; exit 143' TERM
-    timeout -k 10 "$cap" "$@" >"$log" 2>&1 &
+    "${spawn[@]}" timeout -k 10 "$cap" "$@" >"$log" 2>&1 &
     t=$!
     wait "$t"
     echo "$? $SECONDS" >"$log.end"
+    end_session "$t"
   } &
   bg_pid[$name]=$! bg_start[$name]=$SECONDS bg_cap[$name]=$cap
 }

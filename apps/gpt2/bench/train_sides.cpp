@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
 #include <ostream>
@@ -25,9 +26,19 @@ std::string last_line(const std::string& text) {
   return text.substr(begin, end + 1 - begin);
 }
 
+// Why a step that says it ran on `ran` gave no figures for `asked`, or "".
+std::string elsewhere(const std::string& ran, const std::string& asked) {
+  try {
+    const torch::Device r(ran), a(asked);
+    if (r.type() == a.type() && (!a.has_index() || r.index() == a.index())) return "";
+  } catch (const c10::Error&) {  // a name torch does not know
+  }
+  return fmt::format("it ran on {}, not on {}", ran, asked);
+}
+
 }  // namespace
 
-PeerRun external_step(const std::string& command, int timeout_s) {
+PeerRun external_step(const std::string& command, int timeout_s, const std::string& device) {
   const CappedRun capped = run_capped(command, timeout_s);
   PeerRun run;
   run.failure = capped.failure;
@@ -45,9 +56,12 @@ PeerRun external_step(const std::string& command, int timeout_s) {
     run.peak_rss = json.at("peak_rss").get<double>();
     run.blas_core = json.value("blas_core", "?");
     run.runtime = json.value("runtime", "");
+    run.device = json.at("device").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     run.failure = fmt::format("its JSON lacks a figure: {}", e.what());
+    return run;
   }
+  run.failure = elsewhere(run.device, device);
   return run;
 }
 
@@ -56,9 +70,10 @@ std::vector<Side> external_sides(const GPTConfig& config, const BenchTrainFlags&
   std::vector<Side> sides;
   const std::string args = config_args(config, f);
   const std::string where = fmt::format("device={} dtype={}", f.device, f.dtype);
-  const auto side = [](std::string name, std::string command, std::string about, bool python) {
+  const auto side = [&f](std::string name, std::string command, std::string about, bool python) {
     Side s;
     s.name = std::move(name);
+    s.device = f.device;
     s.command = std::move(command);
     s.about = std::move(about);
     s.python = python;
@@ -123,7 +138,7 @@ std::string round_line(int round, const std::string& name, const std::string& wh
 
 void run_side(Side& side, int round, int timeout_s, std::ostream& out) {
   if (!side.failure.empty()) return;
-  PeerRun run = external_step(side.command, timeout_s);
+  PeerRun run = external_step(side.command, timeout_s, side.device);
   if (!run.failure.empty()) {
     side.failure = fmt::format("in round {}: {}", round, run.failure);
     out << round_line(round, side.name, "FAILED: " + run.failure + "; not run again");

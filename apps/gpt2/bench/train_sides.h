@@ -28,6 +28,8 @@ struct PeerRun {
   Phases phases;
   double peak_rss = 0;
   std::string blas_core, runtime;
+  /// Where its tensors were, as it says ("cpu", "cuda:0").
+  std::string device;
   /// Empty when the run gave its figures; else why not (run_capped's words,
   /// or "no line of figures: ...").
   std::string failure;
@@ -35,7 +37,10 @@ struct PeerRun {
 
 /// Runs `command` under a cap of `timeout_s` seconds and reads its last line
 /// of output as JSON; a failure is returned in PeerRun::failure, not thrown.
-PeerRun external_step(const std::string& command, int timeout_s);
+/// A run whose tensors were not on `device` (its JSON's "device", as
+/// torch::Device spells it; "cuda" takes any index) gave no figures of
+/// this bench: a failure naming both.
+PeerRun external_step(const std::string& command, int timeout_s, const std::string& device);
 
 /// phase -> one sample per round.
 using Samples = std::map<std::string, std::vector<double>>;
@@ -45,6 +50,8 @@ struct Side {
   std::string name;
   std::string command;
   std::string about;
+  /// The device its step must run on (bench train's --device).
+  std::string device = "cpu";
   bool python = true;
   /// Run by the bench itself, not as a command (bench train's C++ logits
   /// and C++ torch ops sides): no goal of its own.
