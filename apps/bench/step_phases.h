@@ -48,7 +48,7 @@ class PhaseMarks {
       return;
     }
 #endif
-    if (device_.is_cuda()) torch::cuda::synchronize();
+    if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
     host_.push_back(std::chrono::steady_clock::now());
   }
 

@@ -91,6 +91,27 @@ TEST(Frontier, SmokeProfileWritesItsRowsResumesAndRepeatsASeedBitForBit) {
   }
 }
 
+// A kill before the first row is whole leaves an empty CSV or a cut
+// header: either reads as no rows, and the next row starts the file with
+// its header, so the study resumes.
+TEST(FrontierCsv, AnEmptyOrCutHeaderReadsAsNoRowsAndTheNextRowWritesIt) {
+  testing::TempDir dir;
+  FrontierRun run;
+  run.cell = FrontierCell{ResidualScale::kTwoPerBlock, 4, 1e-3, 0};
+  const std::string header(kFrontierColumns);
+  for (const std::string& left : {std::string(), header.substr(0, 9)}) {
+    const std::string csv = dir / "frontier.csv";
+    std::ofstream(csv, std::ios::trunc) << left;
+    std::ostringstream out;
+    EXPECT_TRUE(read_frontier_csv(csv, out).empty()) << "'" << left << "'";
+    append_frontier_row(csv, run);
+    const std::vector<std::string> lines = lines_of(csv);
+    ASSERT_EQ(lines.size(), 2u) << "'" << left << "'";
+    EXPECT_EQ(lines[0], header);
+    EXPECT_EQ(read_frontier_csv(csv, out).size(), 1u);
+  }
+}
+
 using testing::one_cell;
 
 // Another recorded setting is refused, naming it with both values; another
@@ -184,6 +205,23 @@ TEST(FrontierProbe, LogitsReproduceTheBlocksAttentionAndZeroInitKeepsTheEmbeddin
   const Probe p = probe(*zero, {{idx, idx}});
   const double embedding_rms = zero->embed(idx).square().mean().sqrt().item<double>();
   EXPECT_NEAR(p.rms, embedding_rms, 1e-6 * embedding_rms);
+}
+
+// A block whose attention logits are NaN makes the probe's largest logit
+// NaN, whichever block it is: no finite logit of another block hides it.
+TEST(FrontierProbe, ANaNLogitIsTheLargestLogitsValue) {
+  for (int64_t nan_block : {0, 1}) {
+    GPT model(testing::tiny_config().init(InitOptions().seed(6)));
+    const auto idx = torch::randint(96, {2, 8}, torch::kLong);
+    {
+      torch::NoGradGuard no_grad;
+      model->block(static_cast<size_t>(nan_block))->attn->c_attn->weight.fill_(std::nan(""));
+    }
+    EXPECT_TRUE(std::isnan(probe(*model, {{idx, idx}}).max_attn_logit)) << "block " << nan_block;
+  }
+  EXPECT_TRUE(std::isnan(larger_logit(std::nan(""), 1.0)));
+  EXPECT_TRUE(std::isnan(larger_logit(1.0, std::nan(""))));
+  EXPECT_EQ(larger_logit(1.0, 2.0), 2.0);
 }
 
 FrontierRun row(ResidualScale s, double lr, uint64_t seed, double final_val, bool diverged) {

@@ -89,7 +89,7 @@ int run_bench_generate_device(const BenchGenerateFlags& f, std::ostream& out) {
       if (!greedy) these.draw(enum_from_name<Draw>(side.draw, "--draw"));
       const double s = time_s([&] {
         generate(*model, prompts, these);
-        torch::cuda::synchronize();
+        torch::cuda::synchronize(device.index());
       });
       side.rates.push_back(static_cast<double>(side.batch * f.new_tokens) / s);
       fmt::print(out, "repeat {:<3} batch {:<5} graphs {:<3} draw {:<6} {:.1f} tokens/s\n", r + 1,

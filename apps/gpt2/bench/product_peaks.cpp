@@ -23,10 +23,10 @@ double device_matmul_peak(const torch::Device& device, torch::ScalarType dtype) 
   auto a = torch::randn({8192, 8192}, options), b = torch::randn({8192, 8192}, options);
   std::vector<double> rates;
   for (int i = 0; i < 13; ++i) {
-    torch::cuda::synchronize();
+    torch::cuda::synchronize(device.index());
     const auto t = Clock::now();
     auto c = torch::mm(a, b);
-    torch::cuda::synchronize();
+    torch::cuda::synchronize(device.index());
     const double s = since(t);
     if (i >= 3) rates.push_back(2.0 * 8192 * 8192 * 8192 / s);
   }
@@ -46,10 +46,10 @@ double device_copy_bandwidth(const torch::Device& device) {
   from.fill_(1);
   std::vector<double> rates;
   for (int i = 0; i < 7; ++i) {
-    torch::cuda::synchronize();
+    torch::cuda::synchronize(device.index());
     const auto t = Clock::now();
     to.copy_(from);
-    torch::cuda::synchronize();
+    torch::cuda::synchronize(device.index());
     const double s = since(t);
     if (i >= 2) rates.push_back(2.0 * static_cast<double>(bytes) / s);
   }

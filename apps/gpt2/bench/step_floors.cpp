@@ -23,7 +23,7 @@ std::string kernel_kind(const std::string& name) {
   if (has({"gemm", "nvjet", "xmma", "cutlass", "cublas", "splitk"})) return "product";
   if (has({"adam", "multi_tensor", "foreach"})) return "optimizer";
   if (has({"layer_norm", "layernorm", "gammabeta"})) return "norm";
-  if (has({"softmax", "nll", "cross_entropy"})) return "loss";
+  if (has({"softmax", "nll", "cross_entropy", "classifier"})) return "loss";
   if (has({"embedding", "index", "scatter", "segment"})) return "embedding";
   if (has({"reduce"})) return "reduce";
   return "pointwise";

@@ -21,6 +21,14 @@
 namespace gpt2::app {
 namespace {
 
+// No file, or an empty one (a run killed before its first row was written):
+// the next row starts it with the header.
+bool no_rows_yet(const std::string& path) {
+  std::error_code error;
+  const auto bytes = std::filesystem::file_size(path, error);
+  return error ? !std::filesystem::exists(path) : bytes == 0;
+}
+
 std::vector<std::string> split(const std::string& line, char by) {
   std::vector<std::string> cells;
   std::string cell;
@@ -98,7 +106,7 @@ FrontierRun parse_frontier_row(const std::string& line, const std::string& where
 }
 
 std::vector<FrontierRun> read_frontier_csv(const std::string& path, std::ostream& out) {
-  if (!std::filesystem::exists(path)) return {};
+  if (no_rows_yet(path)) return {};
   std::string text = read_file(path, "frontier CSV");
   const size_t end = text.rfind('\n');
   if (!text.empty() && text.back() != '\n') {
@@ -110,6 +118,7 @@ std::vector<FrontierRun> read_frontier_csv(const std::string& path, std::ostream
                                   errno_text(errno)));
     }
     text.resize(keep);
+    if (text.empty()) return {};  // the header itself was cut
   }
   std::vector<FrontierRun> runs;
   const std::vector<std::string> lines = split(text, '\n');
@@ -126,7 +135,7 @@ std::vector<FrontierRun> read_frontier_csv(const std::string& path, std::ostream
 }
 
 void append_frontier_row(const std::string& path, const FrontierRun& run) {
-  const bool fresh = !std::filesystem::exists(path);
+  const bool fresh = no_rows_yet(path);
   const std::string text = (fresh ? std::string(kFrontierColumns) + "\n" : "") + frontier_row(run);
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw FileError(fmt::format("cannot open '{}': {}", path, errno_text(errno)));

@@ -33,7 +33,7 @@ Probe probe(GPTImpl& model, const std::vector<Batch>& batches) {
     for (size_t i = 0; i < model.transformer->h->size(); ++i) {
       Block block = model.block(i);
       p.max_attn_logit =
-          std::max(p.max_attn_logit, attention_logits(*block, x).max().item<double>());
+          larger_logit(p.max_attn_logit, attention_logits(*block, x).max().item<double>());
       x = block(x);  // (B, T, C)
     }
     squares += x.to(torch::kDouble).square().sum().item<double>();

@@ -7,6 +7,9 @@
 
 #include <torch/types.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "gpt2/model/modules.h"
@@ -35,5 +38,12 @@ torch::Tensor attention_logits(BlockImpl& block, const torch::Tensor& x);
 /// Runs `batches` through `model` block by block in eval mode without grad
 /// (its mode restored after) and measures them.
 Probe probe(GPTImpl& model, const std::vector<Batch>& batches);
+
+/// The larger of two attention logits, NaN where either is: a model whose
+/// logits went NaN says so (std::max keeps its first argument against a NaN).
+inline double larger_logit(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
+                                        : std::max(a, b);
+}
 
 }  // namespace gpt2::app

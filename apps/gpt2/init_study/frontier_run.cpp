@@ -68,7 +68,8 @@ FrontierRun train_cell(const FrontierGrid& grid, const FrontierCell& cell,
     if (first) run.start_val = p.loss, run.rms_start = p.rms;
     run.final_val = p.loss;
     run.rms_end = p.rms;
-    run.max_attn_logit = first ? p.max_attn_logit : std::max(run.max_attn_logit, p.max_attn_logit);
+    run.max_attn_logit =
+        first ? p.max_attn_logit : larger_logit(run.max_attn_logit, p.max_attn_logit);
   };
   measure(true);
   int64_t skips_in_a_row = 0;
