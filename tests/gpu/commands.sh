@@ -102,9 +102,11 @@ run_commands() {
     record serve-openai skipped 0 "no openai wheel in $deps/wheels: run tests/gpu/deps.sh"
   fi
 
-  # d. torchrun (its module, with the machine's Python) starts one rank.
+  # d. torchrun (its module, with the machine's Python) starts one rank, on
+  # 127.0.0.1 (not the host's name, which a sandbox may not resolve); NCCL
+  # says what went wrong, if anything does.
   step train-ddp 90 "$py" -m torch.distributed.run --standalone --nproc_per_node 1 --no_python \
-    "${pfx[@]}" "$gpt2" train --device cuda --dtype bfloat16 --max-steps 20 --eval-interval 10 \
+    --local-addr 127.0.0.1 "${pfx[@]}" NCCL_DEBUG=WARN "$gpt2" train --device cuda --dtype bfloat16 --max-steps 20 --eval-interval 10 \
     --sample-tokens 0 --overwrite --out "$work/train-ddp"
   figure train-ddp "$(grep -m 1 -iE 'nccl' "$(log_of train-ddp)" | cut -c1-100)"
 
