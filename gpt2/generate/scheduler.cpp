@@ -1,6 +1,7 @@
 #include "gpt2/generate/scheduler.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/DeviceGuard.h>
 #include <fmt/format.h>
 
 #include "gpt2/error.h"
@@ -109,6 +110,9 @@ int64_t Scheduler::waiting() const {
 
 void Scheduler::loop(std::promise<void>& started) {
   torch::NoGradGuard no_grad;
+  // A new thread's current GPU is the first: make it the model's, for
+  // whatever this thread makes without naming a device (pinned copies).
+  const c10::OptionalDeviceGuard on_device(model_->lm_head->weight.device());
   const bool graphs = cuda_graphs_ && model_->lm_head->weight.device().is_cuda();
   // Graphed steps need their cache's tensors fixed: made here, once, for
   // max_batch. Elsewhere the cache grows with the running requests.

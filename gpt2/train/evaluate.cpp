@@ -21,12 +21,14 @@ struct Scoring {
   torch::NoGradGuard no_grad;
 };
 
-// -sum log p(targets) of logits (N, V) for targets (N). Summed in the
-// logits' float32 per call (at most a few thousand terms: about 1e-7
-// relative), then in double across calls.
+// -sum log p(targets) of logits (N, V) for targets (N). Half logits (a
+// model decoding in bfloat16 or float16) are scored in float32, as the
+// model's own loss scores them: a float16 sum overflows past 65504 and a
+// bfloat16 one rounds to 8 bits. Summed in float32 per call (a batch of
+// logits, near 16M values: about 1e-6 relative), then in double across calls.
 double summed_nll(const torch::Tensor& logits, const torch::Tensor& targets) {
   namespace F = torch::nn::functional;
-  return F::cross_entropy(logits, targets,
+  return F::cross_entropy(logits.to(torch::kFloat), targets,
                           F::CrossEntropyFuncOptions().reduction(torch::kSum))
       .item<double>();
 }

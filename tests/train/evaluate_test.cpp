@@ -108,6 +108,36 @@ TEST(Evaluate, SplitScoreIsTheModelsOwnLossOverNonOverlappingWindows) {
   }
 }
 
+// A model decoding in bfloat16 (as `gpt2 eval --dtype bfloat16` makes it
+// on a GPU) gives half logits; they are scored in float32, as its own loss
+// scores them. Summed in bfloat16, 1,024 losses of about 4.6 would be off by
+// up to 2 nats a batch (its spacing at 512 is 4): 0.016 a token.
+TEST(Evaluate, HalfLogitsAreScoredInFloat32) {
+  GPT model = seeded_model();
+  model->to(torch::kBFloat16);
+  model->eval();
+  const int64_t n = 16 * 64 + 1;
+  std::vector<uint16_t> tokens;
+  for (int32_t id : ids_of(n, 96)) tokens.push_back(static_cast<uint16_t>(id));
+  double want = 0;
+  {
+    torch::NoGradGuard no_grad;
+    for (int64_t start = 0; start < n - 1; start += 16) {
+      std::vector<int64_t> x(tokens.begin() + start, tokens.begin() + start + 16);
+      std::vector<int64_t> y(tokens.begin() + start + 1, tokens.begin() + start + 17);
+      const auto loss = model->forward(torch::tensor(x).unsqueeze(0), torch::tensor(y).unsqueeze(0)).loss;
+      ASSERT_EQ(loss.scalar_type(), torch::kFloat);
+      want += loss.item<double>() * 16;
+    }
+  }
+  const TokenScore got = split_score(*model, tokens.data(), n, 64);
+  EXPECT_EQ(got.tokens, n - 1);
+  EXPECT_NEAR(got.nll, want, kPerTokenTolerance * (n - 1));
+  const auto ids = ids_of(201, 96);  // the strided loop against its oracle, in one batch
+  const TokenScore strided = strided_score(*model, ids, 8), oracle_score = oracle(model, ids, 8, 16);
+  EXPECT_NEAR(strided.nll, oracle_score.nll, kPerTokenTolerance * oracle_score.tokens);
+}
+
 TEST(Evaluate, LeavesTheModelInItsModeAndRefusesBadArgumentsByName) {
   GPT model = seeded_model();
   model->train();
