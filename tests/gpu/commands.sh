@@ -51,6 +51,24 @@ compare_val() {
   fi
 }
 
+# eval_agree: the half dtypes' perplexities are numbers within 2% of
+# float32's (weights rounded once; the losses scored in float32).
+eval_agree() {
+  local f h dt bad="" got=""
+  f=$(value perplexity "eval float32")
+  if [[ ! $f =~ ^[0-9]+(\.[0-9]+)?$ ]]; then record eval-agree skipped 0 "no float32 perplexity"; return; fi
+  for dt in bfloat16 float16; do
+    h=$(value perplexity "eval $dt")
+    got+="${got:+, }$dt ${h:-none}"
+    if [[ ! $h =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+       ! awk -v h="$h" -v f="$f" 'BEGIN { d = (h - f) / f; exit !(d >= -0.02 && d <= 0.02) }'; then
+      bad+=" $dt"
+    fi
+  done
+  if [[ -z $bad ]]; then record eval-agree pass 0 "float32 $f, $got"
+  else record eval-agree FAIL 0 "float32 $f, $got:$bad beyond 2% or not a number"; fi
+}
+
 # check_frontier CSV: the row frontier-gpu, with each run's losses and
 # seconds, fails unless CSV holds two runs that trained: not diverged, a
 # final val that is a number (not nan or inf) below the one at step 0.
@@ -91,6 +109,7 @@ run_commands() {
     step_wait "eval $dt" && figure "eval $dt" "perplexity $(value perplexity "eval $dt")"
     step_wait "serve $dt"
   done
+  eval_agree
 
   # c. The client and its dependencies as wheels; nothing from a registry.
   if compgen -G "$deps/wheels/openai-*.whl" >/dev/null; then
