@@ -81,7 +81,7 @@ TEST(FrontierGpuProfile, ATinyOverrideRunsOnTheCpuAndRecordsItsSettings) {
   std::string header, row;
   std::getline(csv, header);
   EXPECT_EQ(header,
-            "scheme,depth,lr,seed,steps,start_val,final_val,diverged,skipped,first_skip,"
+            "scheme,depth,lr,seed,steps,start_val,final_val,best_val,diverged,skipped,first_skip,"
             "max_grad_norm,rms_start,rms_end,max_attn_logit,seconds");
   std::getline(csv, row);
   EXPECT_EQ(row.rfind("2n,2,0.01,1,4,", 0), 0u) << row;

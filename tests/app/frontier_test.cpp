@@ -52,7 +52,7 @@ TEST(Frontier, SmokeProfileWritesItsRowsResumesAndRepeatsASeedBitForBit) {
   const std::vector<std::string> rows = lines_of(csv);
   ASSERT_EQ(rows.size(), 1u + runs.size());
   EXPECT_EQ(rows[0],
-            "scheme,depth,lr,seed,steps,start_val,final_val,diverged,skipped,first_skip,"
+            "scheme,depth,lr,seed,steps,start_val,final_val,best_val,diverged,skipped,first_skip,"
             "max_grad_norm,rms_start,rms_end,max_attn_logit,seconds");
   EXPECT_EQ(rows[1].rfind("2n,2,0.001,1,24,", 0), 0u) << rows[1];
   EXPECT_EQ(rows.back().rfind("zero,4,0.1,1,", 0), 0u) << rows.back();
@@ -110,6 +110,50 @@ TEST(FrontierCsv, AnEmptyOrCutHeaderReadsAsNoRowsAndTheNextRowWritesIt) {
     EXPECT_EQ(lines[0], header);
     EXPECT_EQ(read_frontier_csv(csv, out).size(), 1u);
   }
+}
+
+// What bfloat16 makes of a blow-up: a finite loss that settles below the
+// loss at init, after the run had learned more. Char-level Shakespeare:
+// ln 65 = 4.17 at init, 3.31 for the letters' frequencies alone.
+TEST(FrontierDiverged, ARunThatGaveBackAQuarterOfItsGainStoppedTraining) {
+  EXPECT_TRUE(frontier_diverged(4.17, 2.50, 3.31, false));   // back to the frequencies
+  EXPECT_TRUE(frontier_diverged(4.17, 2.50, 2.93, false));   // 0.43 of a 1.67 gain
+  EXPECT_FALSE(frontier_diverged(4.17, 2.50, 2.91, false));  // 0.41: within a quarter
+  EXPECT_FALSE(frontier_diverged(4.17, 2.50, 2.50, false));
+  EXPECT_FALSE(frontier_diverged(4.17, 3.31, 3.31, false));  // a slow run, still learning
+  EXPECT_FALSE(frontier_diverged(4.17, 4.17, 4.17, false));  // never gained, gave nothing back
+  EXPECT_TRUE(frontier_diverged(4.17, 4.17, 4.20, false));   // above the loss at init
+  EXPECT_TRUE(frontier_diverged(4.17, 2.50, std::nan(""), false));
+  EXPECT_TRUE(frontier_diverged(4.17, 2.50, 2.50, true));    // the guard stopped it
+}
+
+// A CSV of the columns before best_val (the CPU study's, docs/init/frontier)
+// still reads, each row's best the lower of its two losses; a grid does not
+// append rows of other columns to it.
+TEST(FrontierCsv, TheColumnsBeforeBestValReadButTakeNoNewRows) {
+  testing::TempDir dir;
+  FrontierGrid g = testing::one_cell(dir / "out");
+  std::filesystem::create_directories(g.out);
+  const std::string csv = dir / "out/frontier.csv";
+  std::ofstream(csv) << kFrontierColumnsWithoutBest << "\n"
+                     << "2n,4,0.0001,1,250,4.18,3.31,0,0,,3.5,0.03,0.11,0.27,5.08\n"
+                     << "n,4,0.1,1,250,4.18,4.30,1,0,,9.5,0.03,0.11,0.27,5.08\n";
+  std::ostringstream out;
+  bool current = true;
+  const std::vector<FrontierRun> rows = read_frontier_csv(csv, out, &current);
+  EXPECT_FALSE(current);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].best_val, 3.31);
+  EXPECT_EQ(rows[1].best_val, 4.18);
+  EXPECT_TRUE(rows[1].diverged);
+  try {
+    run_frontier(g, out);
+    ADD_FAILURE() << "appended to the earlier columns";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("columns of an earlier version (no best_val)"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(lines_of(csv).size(), 3u);
 }
 
 using testing::one_cell;

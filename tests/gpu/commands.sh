@@ -75,10 +75,15 @@ eval_agree() {
 check_frontier() {
   local rows bad
   [[ -f $1 ]] || { fail_row frontier-gpu "no $1"; return; }
-  figure frontier-gpu "$(awk -F, 'NR > 1 { printf "%s%s val %.3f -> %.3f in %s s", s, $1, $6, $7, $15; s = ", " }' "$1")"
+  # Columns by their names in the header, wherever they stand.
+  local by_name='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
+  figure frontier-gpu "$(awk -F, "$by_name"' { printf "%s%s val %.3f -> %.3f in %s s", s, $c["scheme"],
+                                  $c["start_val"], $c["final_val"], $c["seconds"]; s = ", " }' "$1")"
   rows=$(awk 'END { print NR - 1 }' "$1")
-  bad=$(awk -F, 'NR > 1 && !($8 == 0 && $7 ~ /^[0-9.]+(e[-+]?[0-9]+)?$/ && $7 + 0 < $6 + 0) { n++ }
-                 END { print n + 0 }' "$1")
+  bad=$(awk -F, "$by_name"' { f = $c["final_val"]
+                              if (!($c["diverged"] == 0 && f ~ /^[0-9.]+(e[-+]?[0-9]+)?$/ &&
+                                    f + 0 < $c["start_val"] + 0)) n++ }
+                            END { print n + 0 }' "$1")
   ((rows == 2 && bad == 0)) || fail_row frontier-gpu "$rows runs in $1, $bad of them did not train"
 }
 

@@ -161,8 +161,14 @@ std::vector<FrontierRun> run_frontier(const FrontierGrid& g, std::ostream& out) 
       g.data.empty() ? prepare_shipped_corpus((dir / "data-char").string(), "char", out) : g.data;
   const int64_t vocab = read_dataset_meta(data).vocab_size;
   check_or_record_settings((dir / "frontier_grid.txt").string(), frontier_settings(g, vocab));
-  std::vector<FrontierRun> rows = read_frontier_csv(csv, out);
+  bool current_columns = true;
+  std::vector<FrontierRun> rows = read_frontier_csv(csv, out, &current_columns);
   std::vector<FrontierCell> left = cells_left(g, rows);
+  if (!current_columns && !g.report_only && !left.empty()) {
+    throw InputError(fmt::format("'{}' has the columns of an earlier version (no best_val): "
+                                 "--report reads it; run the {} cells left into another --out",
+                                 csv, left.size()));
+  }
   print_start(g, vocab, rows, left.size(), csv, out);
   if (g.report_only) left.clear();
   out.flush();

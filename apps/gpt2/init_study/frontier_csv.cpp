@@ -64,24 +64,37 @@ std::map<std::string, std::string> settings_map(const std::string& text) {
 }  // namespace
 
 const char* const kFrontierColumns =
+    "scheme,depth,lr,seed,steps,start_val,final_val,best_val,diverged,skipped,first_skip,"
+    "max_grad_norm,rms_start,rms_end,max_attn_logit,seconds";
+const char* const kFrontierColumnsWithoutBest =
     "scheme,depth,lr,seed,steps,start_val,final_val,diverged,skipped,first_skip,max_grad_norm,"
     "rms_start,rms_end,max_attn_logit,seconds";
 
 std::string frontier_row(const FrontierRun& r) {
   const FrontierCell& c = r.cell;
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.2f}\n", to_string(c.scheme),
-                     c.depth, c.lr, c.seed, r.steps, r.start_val, r.final_val, r.diverged ? 1 : 0,
-                     r.skipped, r.first_skip < 0 ? "" : std::to_string(r.first_skip),
-                     r.max_grad_norm, r.rms_start, r.rms_end, r.max_attn_logit, r.seconds);
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.2f}\n",
+                     to_string(c.scheme), c.depth, c.lr, c.seed, r.steps, r.start_val,
+                     r.final_val, r.best_val, r.diverged ? 1 : 0, r.skipped,
+                     r.first_skip < 0 ? "" : std::to_string(r.first_skip), r.max_grad_norm,
+                     r.rms_start, r.rms_end, r.max_attn_logit, r.seconds);
 }
 
 FrontierRun parse_frontier_row(const std::string& line, const std::string& where) {
+  return parse_frontier_row(line, where, kFrontierColumns);
+}
+
+FrontierRun parse_frontier_row(const std::string& line, const std::string& where,
+                               const std::string& columns) {
+  const bool with_best = columns == kFrontierColumns;
+  if (!with_best && columns != kFrontierColumnsWithoutBest) {
+    throw InputError(fmt::format("{}: no such frontier columns: '{}'", where, columns));
+  }
   const std::vector<std::string> cells =
       split(!line.empty() && line.back() == '\n' ? line.substr(0, line.size() - 1) : line, ',');
-  const size_t want = split(kFrontierColumns, ',').size();
+  const size_t want = split(columns, ',').size();
   if (cells.size() != want) {
     throw InputError(fmt::format("{}: {} cells, expected {} ({})", where, cells.size(), want,
-                                 kFrontierColumns));
+                                 columns));
   }
   FrontierRun r;
   size_t i = 0;
@@ -93,6 +106,10 @@ FrontierRun parse_frontier_row(const std::string& line, const std::string& where
   r.steps = to_int(next(), where);
   r.start_val = to_double(next(), where);
   r.final_val = to_double(next(), where);
+  // A row of the columns before best_val: the best its two losses show.
+  r.best_val = with_best ? to_double(next(), where)
+                         : std::isfinite(r.final_val) ? std::min(r.start_val, r.final_val)
+                                                      : r.start_val;
   r.diverged = to_int(next(), where) != 0;
   r.skipped = to_int(next(), where);
   const std::string first_skip = next();
@@ -105,7 +122,9 @@ FrontierRun parse_frontier_row(const std::string& line, const std::string& where
   return r;
 }
 
-std::vector<FrontierRun> read_frontier_csv(const std::string& path, std::ostream& out) {
+std::vector<FrontierRun> read_frontier_csv(const std::string& path, std::ostream& out,
+                                           bool* current_columns) {
+  if (current_columns) *current_columns = true;
   if (no_rows_yet(path)) return {};
   std::string text = read_file(path, "frontier CSV");
   const size_t end = text.rfind('\n');
@@ -123,12 +142,14 @@ std::vector<FrontierRun> read_frontier_csv(const std::string& path, std::ostream
   std::vector<FrontierRun> runs;
   const std::vector<std::string> lines = split(text, '\n');
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (i == 0 && lines[0] != kFrontierColumns) {
+    if (i == 0 && lines[0] != kFrontierColumns && lines[0] != kFrontierColumnsWithoutBest) {
       throw InputError(fmt::format("'{}' has the columns '{}', not this version's '{}'", path,
                                    lines[0], kFrontierColumns));
     }
+    if (i == 0 && current_columns) *current_columns = lines[0] == kFrontierColumns;
     if (i > 0 && !lines[i].empty()) {
-      runs.push_back(parse_frontier_row(lines[i], fmt::format("'{}' line {}", path, i + 1)));
+      runs.push_back(
+          parse_frontier_row(lines[i], fmt::format("'{}' line {}", path, i + 1), lines[0]));
     }
   }
   return runs;

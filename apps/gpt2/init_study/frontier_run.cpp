@@ -47,6 +47,11 @@ TrainOptions frontier_options(const FrontierGrid& grid, const FrontierCell& cell
       .eval_steps(grid.eval_steps).checkpoint_interval(0).seed(cell.seed);
 }
 
+bool frontier_diverged(double start_val, double best_val, double final_val, bool stopped) {
+  return stopped || !std::isfinite(final_val) || final_val > start_val ||
+         final_val - best_val > (start_val - best_val) / 4;
+}
+
 FrontierRun train_cell(const FrontierGrid& grid, const FrontierCell& cell,
                        const std::string& data_dir, const LossHook& loss_hook) {
   const auto start = std::chrono::steady_clock::now();
@@ -65,8 +70,9 @@ FrontierRun train_cell(const FrontierGrid& grid, const FrontierCell& cell,
   run.cell = cell;
   const auto measure = [&](bool first) {
     const Probe p = probe(*trainer.model, val);
-    if (first) run.start_val = p.loss, run.rms_start = p.rms;
+    if (first) run.start_val = p.loss, run.rms_start = p.rms, run.best_val = p.loss;
     run.final_val = p.loss;
+    if (p.loss < run.best_val) run.best_val = p.loss;  // never NaN
     run.rms_end = p.rms;
     run.max_attn_logit =
         first ? p.max_attn_logit : larger_logit(run.max_attn_logit, p.max_attn_logit);
@@ -87,7 +93,7 @@ FrontierRun train_cell(const FrontierGrid& grid, const FrontierCell& cell,
     if (stopped || r.step % o.eval_interval() == 0 || r.step == o.max_steps()) measure(false);
   }
   run.steps = trainer.steps_done();
-  run.diverged = stopped || !std::isfinite(run.final_val) || run.final_val > run.start_val;
+  run.diverged = frontier_diverged(run.start_val, run.best_val, run.final_val, stopped);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
 }

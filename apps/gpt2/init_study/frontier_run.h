@@ -28,6 +28,15 @@ TrainOptions frontier_options(const FrontierGrid& grid, const FrontierCell& cell
 /// it to make a run diverge.
 using LossHook = std::function<torch::Tensor(int64_t, const torch::Tensor&)>;
 
+/// Whether a run with these losses stopped training: the guard stopped it
+/// (`stopped`), or its final val is not finite, above start_val, or above
+/// its best val by more than a quarter of what it had gained
+/// (final - best > (start - best) / 4). The last catches what bfloat16
+/// makes of a blow-up: float32's exponent range keeps the loss finite, and
+/// a model that lost what it learned can settle below the loss at init.
+/// A run that never gained gives nothing back: it has not diverged.
+bool frontier_diverged(double start_val, double best_val, double final_val, bool stopped);
+
 /// Trains `cell` on the prepared data in `data_dir`, on grid.device with
 /// grid.dtype's autocast (the model drawn on the CPU, then moved). The
 /// probes run in float32. The val batches
@@ -35,7 +44,7 @@ using LossHook = std::function<torch::Tensor(int64_t, const torch::Tensor&)>;
 /// for every run of one seed; they are probed (loss, stream RMS, attention
 /// logits) at step 0, every grid.eval_interval steps and at the end. The
 /// trainer's guard rule stops a run after max_skips non-finite steps in a
-/// row; it is then probed once more and marked diverged.
+/// row; it is then probed once more. diverged is frontier_diverged's.
 FrontierRun train_cell(const FrontierGrid& grid, const FrontierCell& cell,
                        const std::string& data_dir, const LossHook& loss_hook = {});
 

@@ -120,8 +120,10 @@ struct FrontierRun {
   /// Val loss at step 0 (about ln(vocab)) and after the last step.
   double start_val = 0;
   double final_val = 0;
-  /// The guard stopped it (max_skips non-finite steps in a row), or its
-  /// final val is not finite or above start_val.
+  /// The lowest val loss at any evaluation, step 0's included.
+  double best_val = 0;
+  /// frontier_diverged(): the guard stopped it, or its final val is not
+  /// finite, above start_val, or gave back more than a quarter of its gain.
   bool diverged = false;
   /// Steps skipped by the non-finite guard, and the first of them (1-based; -1: none).
   int64_t skipped = 0;
