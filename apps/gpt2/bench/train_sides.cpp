@@ -1,8 +1,8 @@
 #include "apps/gpt2/bench/train_sides.h"
 
+#include <c10/core/Device.h>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
 #include <ostream>
