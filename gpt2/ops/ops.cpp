@@ -196,7 +196,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
 }
 
 Tensor head_loss(const Tensor& x, const Tensor& weight, const Tensor& targets) {
-  // On the CPU the two ops ran faster (docs/gpu.md, "The fused head").
+  // On the CPU the two ops ran faster (docs/gpu-training.md, "The fused head").
   const HeadLossPath path = head_loss_path();
   if (path == HeadLossPath::kTwoOps || (path == HeadLossPath::kAuto && x.is_cpu())) {
     return cross_entropy(ops::linear(x, weight, Tensor()), targets);
