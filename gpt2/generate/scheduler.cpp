@@ -110,9 +110,7 @@ int64_t Scheduler::waiting() const {
 
 void Scheduler::loop(std::promise<void>& started) {
   torch::NoGradGuard no_grad;
-  // A new thread's current GPU is the first: make it the model's, for
-  // whatever this thread makes without naming a device (pinned copies).
-  const c10::OptionalDeviceGuard on_device(model_->lm_head->weight.device());
+  const c10::OptionalDeviceGuard on_device(model_->lm_head->weight.device());  // not GPU 0's
   const bool graphs = cuda_graphs_ && model_->lm_head->weight.device().is_cuda();
   // Graphed steps need their cache's tensors fixed: made here, once, for
   // max_batch. Elsewhere the cache grows with the running requests.
