@@ -46,6 +46,46 @@ bool convert_run_to_nanogpt(const std::string& in, const std::string& to, std::o
   return true;
 }
 
+// What a nanoGPT ckpt.pt holds beside the weights, for the note of a
+// conversion to a format that keeps weights only.
+std::string nanogpt_run_held(const NanoGPTCheckpoint& c) {
+  return fmt::format("iter_num {}, best_val_loss {:.4g}, the AdamW state, train.py's config ({} "
+                     "entries)", c.run.iter_num, c.run.best_val_loss, c.run.config.size());
+}
+
+// nanoGPT's ckpt.pt onward. To nanoGPT: the whole run (iter_num, best loss,
+// config, the AdamW state and its groups' settings). Elsewhere: the
+// weights, and a note naming what the target does not hold.
+void convert_from_nanogpt(const ConvertFlags& flags, bool to_nanogpt, std::ostream& out) {
+  NanoGPTCheckpoint c = load_nanogpt(flags.in, NanoGPTReadOptions().optimizer(to_nanogpt));
+  for (const auto& note : c.notes) fmt::print(out, "note      {}\n", note);
+  if (to_nanogpt) {
+    // The groups' lr, betas, eps and weight decay come from the file.
+    auto opt = configure_optimizers(*c.model, torch::optim::AdamWOptions());
+    if (c.optimizer) restore_nanogpt_optimizer(*c.optimizer, *c.model, *opt, flags.in);
+    for (const auto& note : save_nanogpt(flags.out, *c.model, c.run, opt.get())) {
+      fmt::print(out, "note      {}\n", note);
+    }
+    fmt::print(out, "read      {} (nanogpt, iter_num {})\n", flags.in, c.run.iter_num);
+    fmt::print(out, "wrote     {} (nanogpt, iter_num {}, AdamW state of {} parameters, "
+               "best_val_loss {:.4g}, config of {} entries)\n", flags.out, c.run.iter_num,
+               c.optimizer ? c.optimizer->state.size() : 0, c.run.best_val_loss,
+               c.run.config.size());
+  } else {
+    ModelSaveOptions save;
+    if (!flags.to.empty()) save.format(model_format_from_string(flags.to));
+    save.llmc_dtype(flags.bf16 ? LlmcDtype::kBFloat16 : LlmcDtype::kFloat32);
+    const ModelFormat written = save_model(flags.out, *c.model, save);
+    fmt::print(out, "note      not carried into {}: {} (`gpt2 train --resume` continues the run "
+               "from the nanoGPT file; `--to nanogpt` keeps it all)\n", to_string(written),
+               nanogpt_run_held(c));
+    fmt::print(out, "read      {} (nanogpt)\n", flags.in);
+    fmt::print(out, "wrote     {} ({}{})\n", flags.out, to_string(written),
+               written == ModelFormat::kLlmc ? ", " + to_string(save.llmc_dtype()) : "");
+  }
+  fmt::print(out, "model     {}\n", to_string(c.model->config));
+}
+
 }  // namespace
 
 int run_convert(const ConvertFlags& flags, std::ostream& out) {
@@ -53,10 +93,16 @@ int run_convert(const ConvertFlags& flags, std::ostream& out) {
   // training state; a folder's weights onto themselves, the folder.
   refuse_writing_over_inputs(flags.out, {{flags.in, "the model converted"}});
   const bool to_nanogpt = flags.to == to_string(ModelFormat::kNanoGPT);
-  const bool from_checkpoint = flags.from.empty()
-                                   ? detect_model_format(flags.in) == ModelFormat::kCheckpoint
-                                   : flags.from == to_string(ModelFormat::kCheckpoint);
-  if (to_nanogpt && from_checkpoint && convert_run_to_nanogpt(flags.in, flags.out, out)) return 0;
+  const ModelFormat from = flags.from.empty() ? detect_model_format(flags.in)
+                                              : model_format_from_string(flags.from);
+  if (to_nanogpt && from == ModelFormat::kCheckpoint &&
+      convert_run_to_nanogpt(flags.in, flags.out, out)) {
+    return 0;
+  }
+  if (from == ModelFormat::kNanoGPT) {
+    convert_from_nanogpt(flags, to_nanogpt, out);
+    return 0;
+  }
   ModelSourceOptions source;
   source.n_head(flags.n_head);
   if (!flags.from.empty()) source.format(model_format_from_string(flags.from));

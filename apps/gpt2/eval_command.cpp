@@ -102,8 +102,9 @@ int run_eval(const EvalFlags& flags, std::ostream& out) {
     return 0;
   }
   if (flags.text.empty()) {
-    check_data_for_model(read_dataset_meta(flags.data), flags.data, model->config.vocab_size(),
-                         flags.model);
+    const DatasetMeta meta = read_dataset_meta(flags.data);
+    check_data_for_model(meta, flags.data, model->config.vocab_size(), flags.model);
+    fmt::print(out, "data      {} ({})\n", flags.data, describe_dataset(meta));
     if (data_layout(flags.data) == DataLayout::kShards) {
       // Each shard in non-overlapping windows: every token but a shard's first.
       const auto paths = list_shards(flags.data, flags.split);

@@ -1,13 +1,48 @@
 #include "gpt2/io/state_dict.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "gpt2/error.h"
 #include "gpt2/ops/settings.h"
 
 namespace gpt2 {
+namespace {
+
+// "3 NaN, the first at [5, 17]" for a tensor holding NaN; empty otherwise.
+std::string nan_places(const torch::Tensor& nan) {
+  const int64_t count = nan.sum().item<int64_t>();
+  if (count == 0) return {};
+  const torch::Tensor first = nan.nonzero()[0];
+  std::vector<int64_t> at(first.data_ptr<int64_t>(), first.data_ptr<int64_t>() + first.numel());
+  return fmt::format("{} NaN, the first at [{}]", count, fmt::join(at, ", "));
+}
+
+// Why two stored copies of the tied matrix cannot be one tensor, if they
+// cannot. NaN equals nothing, itself included: copies with NaN at the same
+// places and equal elsewhere are one matrix (its NaN are the non-finite
+// report's to name); copies that differ in where they hold NaN are refused
+// with each one's NaN counted and the first placed.
+std::optional<std::string> tie_problem(const torch::Tensor& head, const torch::Tensor& wte) {
+  if (torch::equal(head, wte)) return std::nullopt;
+  const torch::Tensor head_nan = head.isnan(), wte_nan = wte.isnan();
+  const bool same_nan = torch::equal(head_nan, wte_nan);
+  if (same_nan && torch::equal(head.masked_fill(head_nan, 0), wte.masked_fill(wte_nan, 0))) {
+    return std::nullopt;
+  }
+  std::string why;
+  if (!same_nan) {  // they differ (at least) in where they hold NaN
+    const std::string in_head = nan_places(head_nan), in_wte = nan_places(wte_nan);
+    why = fmt::format(" (lm_head.weight holds {}; transformer.wte.weight holds {})",
+                      in_head.empty() ? "no NaN" : in_head, in_wte.empty() ? "no NaN" : in_wte);
+  }
+  return "lm_head.weight and transformer.wte.weight differ, but this model ties them" + why;
+}
+
+}  // namespace
 
 std::vector<std::string> state_dict_problems(const StateDict& tensors, const GPTImpl& model) {
   std::vector<std::string> out;
@@ -30,9 +65,8 @@ std::vector<std::string> state_dict_problems(const StateDict& tensors, const GPT
   }
   auto head = tensors.find("lm_head.weight"), wte = tensors.find("transformer.wte.weight");
   if (out.empty() && head != tensors.end() && wte != tensors.end() &&
-      head->second.data_ptr() != wte->second.data_ptr() &&
-      !torch::equal(head->second, wte->second)) {
-    out.push_back("lm_head.weight and transformer.wte.weight differ, but this model ties them");
+      head->second.data_ptr() != wte->second.data_ptr()) {
+    if (auto problem = tie_problem(head->second, wte->second)) out.push_back(std::move(*problem));
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include "gpt2/error.h"
 #include "gpt2/file/json.h"
 #include "gpt2/file/read_file.h"
+#include "gpt2/io/nanogpt_meta.h"
 #include "gpt2/text/char_tokenizer.h"
 #include "gpt2/text/tokenizer.h"
 #include "gpt2/train/data/data_folder.h"
@@ -35,18 +36,91 @@ void check_data_for_model(const DatasetMeta& data, const std::string& dir, int64
   }
 }
 
+namespace {
+
+constexpr int64_t kGpt2Vocab = 50257;
+constexpr const char* kUnfinished = "unfinished";
+
+bool exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+}
+
+// Tokens in a uint16 token file, by its size.
+int64_t token_count(const std::string& path) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  if (ec) throw FileError(fmt::format("cannot read '{}': {}", path, ec.message()));
+  if (bytes % 2) {
+    throw FileError(fmt::format("'{}' holds {} bytes, an odd count: not uint16 token ids", path, bytes));
+  }
+  return static_cast<int64_t>(bytes / 2);
+}
+
+// train.bin and val.bin with no meta.json: nanoGPT's own folders.
+DatasetMeta nanogpt_folder_meta(const std::string& dir) {
+  for (const char* split : {"train", "val"}) {
+    if (!exists(dir + "/" + split + ".bin")) {
+      throw FileError(fmt::format("'{}' holds train.bin but no {}.bin", dir, split));
+    }
+  }
+  DatasetMeta meta;
+  meta.train_tokens = token_count(dir + "/train.bin");
+  meta.val_tokens = token_count(dir + "/val.bin");
+  if (exists(dir + "/meta.pkl")) {
+    const NanoGPTCharMeta chars = read_nanogpt_meta(dir + "/meta.pkl");
+    for (const auto& c : chars.itos) meta.alphabet += c;
+    try {
+      CharTokenizer::from_alphabet(meta.alphabet);
+    } catch (const InputError& e) {
+      throw FormatError(fmt::format("'{}/meta.pkl': its characters are not an alphabet: {}", dir,
+                                    e.what()));
+    }
+    meta.tokenizer = "char";
+    meta.vocab_size = chars.vocab_size();
+    meta.source = "meta.pkl";
+  } else {
+    meta.tokenizer = "gpt2";
+    meta.vocab_size = kGpt2Vocab;
+    meta.source = "none";
+  }
+  return meta;
+}
+
+}  // namespace
+
+std::string unfinished_dataset_marker() {
+  return nlohmann::json{{kUnfinished, "gpt2 prepare is replacing this folder's token files"}}.dump() + "\n";
+}
+
+std::string describe_dataset(const DatasetMeta& meta) {
+  const std::string what = fmt::format("{} tokenizer, {} ids", meta.tokenizer, meta.vocab_size);
+  if (meta.source == "meta.pkl") return what + ", from nanoGPT's meta.pkl";
+  if (meta.source == "none") {
+    return what + (meta.format == "llmc"
+                       ? "; no meta: shards of GPT-2 BPE ids, as llm.c writes them"
+                       : "; no meta: GPT-2 BPE ids as uint16, as nanoGPT's GPT-2-token datasets");
+  }
+  return what;
+}
+
 DatasetMeta read_dataset_meta(const std::string& dir) {
   const std::string path = dir + "/meta.json";
-  std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+  if (!exists(path)) {
+    if (exists(dir + "/train.bin")) return nanogpt_folder_meta(dir);
     if (!list_shards(dir, "train").empty()) return shard_folder_meta(dir);
-    throw FileError(fmt::format("cannot read '{}': prepare the data with `gpt2 prepare`", path));
+    throw FileError(fmt::format("'{}' holds no prepared data (meta.json, train.bin and val.bin, "
+                                "or token shards): prepare it with `gpt2 prepare`", dir));
   }
   // A char alphabet is at most a few MB of JSON; anything larger is not ours.
   const std::string text = read_file(path, "dataset metadata", 64u << 20);
   DatasetMeta meta;
   try {
     const nlohmann::json json = detail::parse_json(text, fmt::format("'{}'", path));
+    if (json.is_object() && json.contains(kUnfinished)) {
+      throw FileError(fmt::format("'{}' was being prepared when its `gpt2 prepare` stopped: "
+                                  "prepare it again", dir));
+    }
     meta.tokenizer = json.at("tokenizer").get<std::string>();
     meta.vocab_size = json.at("vocab_size").get<int64_t>();
     meta.train_tokens = json.value("train_tokens", int64_t{0});

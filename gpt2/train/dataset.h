@@ -1,7 +1,10 @@
 #pragma once
 /// Prepared data. nanoGPT's layout: DIR/train.bin and DIR/val.bin hold the
 /// token ids as uint16, DIR/meta.json names the tokenizer (and, for the
-/// character-level one, its alphabet). llm.c's: DIR/NAME_val_000000.bin,
+/// character-level one, its alphabet). Folders as nanoGPT's own prepare.py
+/// scripts leave them read too: a character vocabulary in DIR/meta.pkl
+/// (shakespeare_char), or no meta at all for GPT-2 BPE ids (shakespeare,
+/// openwebtext). llm.c's: DIR/NAME_val_000000.bin,
 /// DIR/NAME_train_000001.bin, ... (data/shard_file.h) and the same meta.json
 /// with "format": "llmc". data/data_folder.h reads either.
 
@@ -30,7 +33,17 @@ struct DatasetMeta {
   std::string format = "nanogpt";
   /// Shard files written, val included (llmc only).
   int64_t shards = 0;
+  /// Where this was read from: "meta.json"; "meta.pkl" (nanoGPT's
+  /// character vocabulary); "none" (a folder with no meta: nanoGPT's or
+  /// llm.c's GPT-2 BPE ids, vocabulary 50257).
+  std::string source = "meta.json";
 };
+
+/// What a folder's tokens are and where that was read, for a command to
+/// print: "char tokenizer, 65 ids, from nanoGPT's meta.pkl", "gpt2
+/// tokenizer, 50257 ids; no meta: GPT-2 BPE ids as uint16, as nanoGPT's
+/// GPT-2-token datasets".
+std::string describe_dataset(const DatasetMeta& meta);
 
 /// The formats prepare_dataset writes: "nanogpt", "llmc".
 const std::vector<std::string>& data_format_names();
@@ -84,10 +97,23 @@ DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::s
 DatasetMeta prepare_dataset(const std::vector<std::string>& inputs, const std::string& dir,
                             const std::string& tokenizer, double val_fraction = 0.1);
 
-/// Reads DIR/meta.json; for a folder of token shards without one, GPT-2's
-/// tokenizer and the shards' counts (shard_folder_meta). Throws FileError
-/// naming it when it is missing or malformed.
+/// What DIR holds, from the first of: DIR/meta.json (`gpt2 prepare`'s);
+/// DIR/meta.pkl beside train.bin (nanoGPT's character vocabulary, read by
+/// read_nanogpt_meta); train.bin and val.bin alone (GPT-2 BPE ids, as
+/// nanoGPT's GPT-2-token datasets are); token shards alone (GPT-2's
+/// tokenizer and the shards' counts, shard_folder_meta). The token counts
+/// of a folder without meta.json are its files' sizes. Throws FileError
+/// naming the folder when it holds none of these, a meta.json that is
+/// malformed or that marks a `gpt2 prepare` that did not finish, or a
+/// token file of an odd byte count; FormatError for a meta.pkl that is
+/// not a character vocabulary.
 DatasetMeta read_dataset_meta(const std::string& dir);
+
+/// The meta.json `gpt2 prepare` leaves while it replaces a folder's token
+/// files: read_dataset_meta refuses the folder until the new meta.json is
+/// written, so that a prepare killed midway never leaves files that read
+/// as another dataset.
+std::string unfinished_dataset_marker();
 
 /// The rule for running a model of `vocab_size` ids (the file `model`) on
 /// the data in `dir`: the model's vocabulary holds every id of the data, and

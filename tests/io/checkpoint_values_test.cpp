@@ -3,6 +3,7 @@
 // notes, and neither a Checkpoint nor a GPT handle can hide an empty model.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <type_traits>
 
 #include "gpt2/error.h"
@@ -76,6 +77,30 @@ TEST(CheckpointValues, AnEmptyGptHandleThrowsATypedErrorInsteadOfCrashing) {
   EXPECT_THROW(const_empty->num_parameters(), Error);
   GPT model(testing::tiny_config());
   EXPECT_EQ(model(idx).logits.sizes(), (std::vector<int64_t>{1, 4, 96}));
+}
+
+// The tied matrix stored twice (Hugging Face's lm_head.weight beside wte,
+// a nanoGPT file read back as two tensors): NaN equals nothing, so equal
+// copies holding NaN at the same places are one matrix, and copies that
+// differ by a NaN are refused with the NaN named and placed.
+TEST(CheckpointValues, TiedCopiesAreComparedWithTheirNaNNamed) {
+  GPT model(testing::tiny_config().init(InitOptions().seed(4)));
+  StateDict tensors;
+  for (const auto& item : model->named_parameters()) tensors[item.key()] = item.value().clone();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  tensors["lm_head.weight"][5][17] = nan;
+  tensors["transformer.wte.weight"][5][17] = nan;
+  EXPECT_TRUE(state_dict_problems(tensors, *model).empty());
+  tensors["transformer.wte.weight"][5][17] = 0.5;
+  const auto problems = state_dict_problems(tensors, *model);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "lm_head.weight and transformer.wte.weight differ, but this model ties "
+                         "them (lm_head.weight holds 1 NaN, the first at [5, 17]; "
+                         "transformer.wte.weight holds no NaN)");
+  tensors["transformer.wte.weight"][5][17] = nan;
+  tensors["transformer.wte.weight"][0][1] += 1;  // a plain difference is named as before
+  EXPECT_EQ(state_dict_problems(tensors, *model).at(0),
+            "lm_head.weight and transformer.wte.weight differ, but this model ties them");
 }
 
 }  // namespace

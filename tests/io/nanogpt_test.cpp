@@ -3,6 +3,7 @@
 // Python's side (its own model, optimizer and torch.save) is
 // tests/python/nanogpt_ckpt.py with check_nanogpt.
 #include "gpt2/io/nanogpt.h"
+#include "gpt2/io/nanogpt_meta.h"
 
 #include <gtest/gtest.h>
 
@@ -166,6 +167,55 @@ TEST(NanoGPT, PickleDialectsDifferInIntKeysAndGlobals) {
                detail::read_pickle(tag, "f", "data.pkl", detail::PickleDialect::kTorchSave);
              }),
              "global torch.jit._pickle.restore_type_tag is not allowed");
+}
+
+// nanoGPT's data/shakespeare_char/meta.pkl as Python 3.11's pickle.dump
+// writes it (protocol 4: FRAME, MEMOIZE, SHORT_BINUNICODE, stoi's keys as
+// BINGETs of itos's values), for the characters "\n", "a" and "é".
+const std::string kPythonMeta(
+    "\x80\x04\x95\x49\x00\x00\x00\x00\x00\x00\x00\x7d\x94\x28\x8c\x0a" "vocab_size"
+    "\x94\x4b\x03\x8c\x04" "itos" "\x94\x7d\x94\x28\x4b\x00\x8c\x01\x0a\x94\x4b\x01\x8c\x01"
+    "a\x94\x4b\x02\x8c\x02\xc3\xa9\x94\x75\x8c\x04" "stoi" "\x94\x7d\x94\x28\x68\x04\x4b\x00"
+    "\x68\x05\x4b\x01\x68\x06\x4b\x02\x75\x75\x2e", 84);
+
+TEST(NanoGPTMeta, ReadsPythonsPickleOfACharacterVocabulary) {
+  const NanoGPTCharMeta meta = parse_nanogpt_meta(kPythonMeta, "meta.pkl");
+  EXPECT_EQ(meta.itos, (std::vector<std::string>{"\n", "a", "\xc3\xa9"}));
+  EXPECT_EQ(meta.vocab_size(), 3);
+  // The library's own meta.pkl (protocol 2) reads back to the same.
+  EXPECT_EQ(parse_nanogpt_meta(nanogpt_meta_pickle(meta.itos), "ours").itos, meta.itos);
+}
+
+TEST(NanoGPTMeta, PlainDataDialectRunsNothing) {
+  // pickle.dumps of a __reduce__ to os.system: a global and a call.
+  const std::string reduce("\x80\x04" "cposix\nsystem\n\x8c\x04" "true\x85R.", 25);
+  EXPECT_HAS(testing::format_error_of([&] { parse_nanogpt_meta(reduce, "m.pkl"); }),
+             "global posix.system in plain data");
+  const std::string frame("\x80\x04\x95\xff\x00\x00\x00\x00\x00\x00\x00}.", 13);
+  EXPECT_HAS(testing::format_error_of([&] { parse_nanogpt_meta(frame, "m.pkl"); }),
+             "a FRAME runs past the end");
+  // The checkpoint dialects keep refusing protocol 4's opcodes.
+  const std::string short_string("\x80\x02\x8c\x01x.", 6);
+  EXPECT_HAS(testing::format_error_of([&] {
+               detail::read_pickle(short_string, "f", "data.pkl", detail::PickleDialect::kTorchSave);
+             }),
+             "opcode 0x8c is not allowed");
+}
+
+TEST(NanoGPTMeta, RefusesAVocabularyThatDoesNotHoldTogether) {
+  const auto error_of = [](const std::vector<std::string>& itos) {
+    return testing::format_error_of([&] { parse_nanogpt_meta(nanogpt_meta_pickle(itos), "m.pkl"); });
+  };
+  EXPECT_HAS(error_of({"a", "bc"}), "itos[1] is 'bc', expected one character");
+  EXPECT_HAS(error_of({"a", "a"}), "dict key 'a' repeated");  // stoi's, in the gate
+  // vocab_size 3 over an itos of 2 ('K\x03' for 'K\x02' in the writer's bytes).
+  std::string bytes = nanogpt_meta_pickle({"x", "y"});
+  const auto at = bytes.find(std::string("vocab_size") + "K\x02");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 11] = '\x03';
+  EXPECT_HAS(testing::format_error_of([&] { parse_nanogpt_meta(bytes, "m.pkl"); }),
+             "'m.pkl' is not nanoGPT's meta.pkl of a character vocabulary: itos holds 2 "
+             "characters, vocab_size says 3");
 }
 
 TEST(NanoGPT, Gpt2CheckpointReaderNamesANanoGPTFile) {

@@ -29,7 +29,19 @@ keeps no causal-mask buffer in its state dict, as nanoGPT's on torch >= 2.0
   nanogpt_ckpt.py inspect CKPT ITER  loads CKPT as train.py's resume does
       (strict state dict, optimizer state) and checks iter_num and every
       AdamW step count equal ITER.
+  nanogpt_ckpt.py data DIR CORPUS  writes DIR/data/shakespeare_char as
+      nanoGPT's data/shakespeare_char/prepare.py leaves it (train.bin,
+      val.bin, meta.pkl by pickle.dump; no meta.json), over CORPUS and, after
+      it, characters beyond ASCII enough for MODEL_ARGS' 96 ids.
+  nanogpt_ckpt.py prepared DIR CORPUS  checks that DIR (`gpt2 prepare
+      --tokenizer char --format nanogpt` of CORPUS) holds byte for byte the
+      train.bin and val.bin nanoGPT's prepare.py writes, and a meta.pkl that
+      pickle.load reads as its dict.
+  nanogpt_ckpt.py sample CKPT DIR  does what nanoGPT's sample.py does before
+      it samples: finds DIR/data/<config['dataset']>/meta.pkl, checks its
+      vocabulary is the model's, and decodes a greedy continuation with it.
 """
+import array
 import datetime
 import json
 import math
@@ -332,5 +344,67 @@ def inspect(path, iters):
     print(f"inspect {path}: iter_num {ckpt['iter_num']}, {len(optimizer.state)} AdamW states")
 
 
+def nanogpt_prepare(text):
+    """nanoGPT's data/shakespeare_char/prepare.py on `text`: (train ids, val ids, meta)."""
+    chars = sorted(list(set(text)))
+    stoi = {ch: i for i, ch in enumerate(chars)}
+    itos = {i: ch for i, ch in enumerate(chars)}
+    n = len(text)
+    train = [stoi[c] for c in text[:int(n * 0.9)]]
+    val = [stoi[c] for c in text[int(n * 0.9):]]
+    return train, val, {"vocab_size": len(chars), "itos": itos, "stoi": stoi}
+
+
+def uint16_bytes(ids):
+    return array.array("H", ids).tobytes()  # np.array(ids, dtype=np.uint16).tofile: native order
+
+
+def data(folder, corpus):
+    with open(corpus, encoding="utf-8") as f:
+        text = f.read()
+    need = MODEL_ARGS["vocab_size"] - len(set(text))
+    text += "".join([chr(c) for c in range(0xC0, 0x250) if chr(c) not in text][:need])
+    train, val, meta = nanogpt_prepare(text)
+    assert meta["vocab_size"] == MODEL_ARGS["vocab_size"], meta["vocab_size"]
+    out = os.path.join(folder, "data", CONFIG["dataset"])
+    os.makedirs(out, exist_ok=True)
+    for name, ids in (("train.bin", train), ("val.bin", val)):
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(uint16_bytes(ids))
+    with open(os.path.join(out, "meta.pkl"), "wb") as f:
+        pickle.dump(meta, f)
+    print(f"wrote {out}: {len(train)} train and {len(val)} val ids, {meta['vocab_size']} characters")
+
+
+def prepared(folder, corpus):
+    with open(corpus, encoding="utf-8") as f:
+        train, val, meta = nanogpt_prepare(f.read())
+    for name, ids in (("train.bin", train), ("val.bin", val)):
+        with open(os.path.join(folder, name), "rb") as f:
+            assert f.read() == uint16_bytes(ids), f"{name} is not nanoGPT's"
+    with open(os.path.join(folder, "meta.pkl"), "rb") as f:
+        got = pickle.load(f)
+    assert got == meta, f"meta.pkl holds {got!r}"
+    print(f"prepared {folder}: train.bin, val.bin and meta.pkl are nanoGPT's ({meta['vocab_size']} ids)")
+
+
+def sample(path, folder):
+    ckpt = load_weights_only(path)
+    dataset = ckpt["config"]["dataset"]  # a KeyError here: sample.py falls back to GPT-2's BPE
+    with open(os.path.join(folder, "data", dataset, "meta.pkl"), "rb") as f:
+        meta = pickle.load(f)
+    assert meta["vocab_size"] == ckpt["model_args"]["vocab_size"], (meta["vocab_size"],
+                                                                    ckpt["model_args"])
+    model = GPT(ckpt["model_args"])
+    model.load_state_dict(ckpt["model"])
+    idx = torch.tensor([[meta["stoi"]["\n"]]])
+    with torch.no_grad():
+        for _ in range(20):
+            idx = torch.cat([idx, model(idx[:, -16:])[:, -1:].argmax(-1)], dim=1)
+    text = "".join(meta["itos"][i] for i in idx[0].tolist())
+    print(f"sample {path}: dataset {dataset!r}, {meta['vocab_size']} characters, {text!r}")
+
+
 if __name__ == "__main__":
-    {"write": write, "check": check, "inspect": inspect}[sys.argv[1]](*sys.argv[2:])
+    {"write": write, "check": check, "inspect": inspect, "data": data, "prepared": prepared,
+     "sample": sample}[sys.argv[1]](*sys.argv[2:])

@@ -21,8 +21,8 @@ void print_run_start(std::FILE* out, const Trainer& t, const RunStart& s) {
   }
   fmt::print(out, "config    {}\n", to_string(config));
   fmt::print(out, "training  {}\n", to_string(o));
-  fmt::print(out, "data      {} ({} tokenizer, {} ids): train {} tokens, val {}\n", t.data_dir(),
-             s.meta.tokenizer, s.meta.vocab_size, s.meta.train_tokens, s.meta.val_tokens);
+  fmt::print(out, "data      {} ({}): train {} tokens, val {}\n", t.data_dir(),
+             describe_dataset(s.meta), s.meta.train_tokens, s.meta.val_tokens);
   const int64_t tokens = o.tokens_per_step(config.block_size());
   fmt::print(out, "model     {} parameters (tied matrix once); {} tokens per step{}\n",
              t.model->num_parameters(), s.world * tokens,

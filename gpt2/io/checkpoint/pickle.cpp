@@ -35,6 +35,22 @@ void Reader::step(char op) {
     }
     case 'X': { const auto s = take(le(4)); scalar(Kind::kString)->s.assign(s); break; }
     case 'c': { auto module = line(); stack_.push_back(global(module, line())); break; }
+    // Protocol 4's additions, in the plain-data dialect only.
+    case '\x8c': case '\x8d': {  // SHORT_BINUNICODE, BINUNICODE8
+      if (!plain()) fail(fmt::format("opcode 0x{:02x} is not allowed", static_cast<unsigned char>(op)));
+      const auto s = take(le(op == '\x8c' ? 1 : 8));
+      scalar(Kind::kString)->s.assign(s);
+      break;
+    }
+    case '\x94':  // MEMOIZE
+      if (!plain()) fail("opcode 0x94 is not allowed");
+      memo_put(memo_.size());
+      break;
+    case '\x95': {  // FRAME: a length the frame's bytes must hold
+      if (!plain()) fail("opcode 0x95 is not allowed");
+      if (le(8) > b_.size() - pos_) fail("a FRAME runs past the end");
+      break;
+    }
     case ')': stack_.push_back(make(Kind::kTuple)); break;
     case 't': stack_.push_back(tuple(pop_to_mark())); break;
     case '\x85': case '\x86': case '\x87': {
@@ -67,7 +83,12 @@ void Reader::step(char op) {
     case 'r': memo_put(le(4)); break;
     case 'h': memo_get(le(1)); break;
     case 'j': memo_get(le(4)); break;
-    case 'Q': { auto id = pop(); stack_.push_back(storage(id)); break; }
+    case 'Q': {
+      if (plain()) fail("a persistent id in plain data");
+      auto id = pop();
+      stack_.push_back(storage(id));
+      break;
+    }
     case 'R': { auto args = pop(); auto callable = pop(); stack_.push_back(reduce(callable, args)); break; }
     case '\x81': {
       auto args = pop(), cls = pop();
@@ -81,6 +102,7 @@ void Reader::step(char op) {
       break;
     }
     case 'b': {
+      if (plain()) fail("BUILD in plain data");
       if (torch_save()) {
         build();
         break;
@@ -159,6 +181,7 @@ Ptr Reader::storage(const Ptr& id) {
 }
 
 Ptr Reader::global(const std::string& module, const std::string& name) {
+  if (plain()) fail(fmt::format("global {}.{} in plain data", module, name));
   const bool ok = (!torch_save() && is_archive_class(module, name)) ||
                   (module == "torch._utils" && name == "_rebuild_tensor_v2") ||
                   (module == "collections" && name == "OrderedDict") ||

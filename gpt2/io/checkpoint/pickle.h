@@ -19,6 +19,12 @@
 // three globals (torch._utils._rebuild_tensor_v2, torch.XStorage,
 // collections.OrderedDict), each called only in the form above: nothing a
 // pickle names is ever imported or run.
+//
+// The plain-data dialect reads what Python's pickle.dump writes for plain
+// values, as nanoGPT's prepare.py writes meta.pkl: protocols 2 to 5 (FRAME,
+// MEMOIZE, the short and 8-byte string forms), None, bools, ints, floats,
+// strings, tuples, lists and dicts keyed by str or int. No global at all,
+// no persistent id, no call: it holds data and nothing else.
 
 #include <c10/core/ScalarType.h>
 
@@ -53,6 +59,7 @@ struct PickledTensor {
 enum class PickleDialect {
   kTorchScript,  ///< LibTorch's jit Pickler (TorchScript archives)
   kTorchSave,    ///< Python's torch.save (protocol 2)
+  kPlainData,    ///< Python's pickle.dump of plain values (protocols 2-5)
 };
 
 /// One value read from a pickle.

@@ -59,7 +59,13 @@ class Reader {
       : b_(bytes), path_(path), what_(what), dialect_(dialect) {}
 
   Ptr run() {
-    if (b_.size() < 2 || b_[0] != '\x80' || b_[1] != 2) fail("it does not start with PROTO 2");
+    if (plain()) {
+      if (b_.size() < 2 || b_[0] != '\x80' || b_[1] < 2 || b_[1] > 5) {
+        fail("it does not start with PROTO 2, 3, 4 or 5");
+      }
+    } else if (b_.size() < 2 || b_[0] != '\x80' || b_[1] != 2) {
+      fail("it does not start with PROTO 2");
+    }
     pos_ = 2;
     while (true) {
       if (pos_ >= b_.size()) fail("it ends without STOP");
@@ -78,9 +84,12 @@ class Reader {
  private:
   [[noreturn]] void fail(const std::string& rule) const {
     throw FormatError(fmt::format("'{}': {} is not a pickle this library {}: {} (at byte {})",
-                                  path_, what_, torch_save() ? "reads" : "writes", rule, op_at_));
+                                  path_, what_, reads() ? "reads" : "writes", rule, op_at_));
   }
   bool torch_save() const { return dialect_ == PickleDialect::kTorchSave; }
+  bool plain() const { return dialect_ == PickleDialect::kPlainData; }
+  // The dialects of files other programs write (torch.save, pickle.dump).
+  bool reads() const { return dialect_ != PickleDialect::kTorchScript; }
   std::string_view take(uint64_t n) {
     if (n > b_.size() - pos_) fail("an argument runs past the end");
     auto s = b_.substr(pos_, n);
@@ -146,9 +155,10 @@ class Reader {
     }
     auto& keys = dict_keys_[dict];  // keyed by owner: a freed dict's address is not reused
     for (size_t k = 0; k < kv.size(); k += 2) {
-      // torch.save's optimizer state is keyed by parameter index: int keys,
+      // torch.save's optimizer state is keyed by parameter index (and
+      // nanoGPT's meta.pkl maps ids to characters): int keys,
       // held as their decimal text, all of a dict's keys of one kind.
-      const bool int_key = kv[k]->kind == Kind::kInt && torch_save();
+      const bool int_key = kv[k]->kind == Kind::kInt && reads();
       if (kv[k]->kind != Kind::kString && !int_key) fail("a dict key that is not a string");
       if (!dict->entries.empty() && dict->int_keys != int_key) fail("a dict with str and int keys");
       dict->int_keys = int_key;

@@ -44,6 +44,7 @@ DatasetMeta shard_folder_meta(const std::string& dir) {
   meta.tokenizer = "gpt2";
   meta.vocab_size = kGpt2Vocab;
   meta.format = "llmc";
+  meta.source = "none";
   for (const auto& shard : open_shards(dir, "train")) meta.train_tokens += shard->size();
   for (const auto& shard : open_shards(dir, "val")) meta.val_tokens += shard->size();
   return meta;

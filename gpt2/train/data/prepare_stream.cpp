@@ -20,6 +20,7 @@
 #include "gpt2/file/atomic_file.h"
 #include "gpt2/file/output_dir.h"
 #include "gpt2/file/read_file.h"
+#include "gpt2/io/nanogpt_meta.h"
 #include "gpt2/text/char_tokenizer.h"
 #include "gpt2/text/tokenizer.h"
 #include "gpt2/train/data/text_input.h"
@@ -105,6 +106,12 @@ void write_meta(const std::string& dir, const DatasetMeta& meta, const PrepareOp
     json["format"] = "llmc";
     json["shards"] = meta.shards;
     json["shard_tokens"] = o.shard_tokens;
+  } else if (meta.tokenizer == "char") {
+    // nanoGPT's own meta.pkl too, which its sample.py decodes with.
+    const CharTokenizer chars = CharTokenizer::from_alphabet(meta.alphabet);
+    std::vector<std::string> itos;
+    for (int32_t id = 0; id < chars.vocab_size(); ++id) itos.push_back(chars.decode({id}));
+    write_file_atomically(dir + "/meta.pkl", nanogpt_meta_pickle(itos));
   }
   write_file_atomically(dir + "/meta.json", json.dump(2) + "\n");
 }

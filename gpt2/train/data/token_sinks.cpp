@@ -14,7 +14,7 @@ namespace {
 class NanoGptSink : public TokenSink {
  public:
   NanoGptSink(const std::string& dir, double val_fraction, uint64_t train_bytes, uint64_t total)
-      : meta_(dir + "/meta.json"), train_(dir + "/train.bin"), val_(dir + "/val.bin"), fraction_(val_fraction),
+      : meta_(dir + "/meta.json"), pkl_(dir + "/meta.pkl"), train_(dir + "/train.bin"), val_(dir + "/val.bin"), fraction_(val_fraction),
         train_bytes_(train_bytes), total_(total) {}
 
   void add(bool val, const std::vector<int32_t>& ids) override {
@@ -35,16 +35,19 @@ class NanoGptSink : public TokenSink {
     }
     meta.train_tokens = counts_[0];
     meta.val_tokens = counts_[1];
-    // One unit with meta.json, which is written after: the old one goes
-    // first, so a process killed between the renames leaves a folder the
-    // reader refuses (no meta.json), not new splits under an old alphabet.
-    remove_marker(meta_);
+    // One unit with meta.json (and meta.pkl), written after: the old one is
+    // first replaced by the unfinished marker and the old meta.pkl goes, so
+    // a process killed between the renames leaves a folder the reader
+    // refuses by name, not new splits under an old alphabet (nor, with no
+    // meta at all, read as nanoGPT's GPT-2 ids).
+    write_file_atomically(meta_, unfinished_dataset_marker());
+    remove_marker(pkl_);
     train_.commit();
     val_.commit();
   }
 
  private:
-  std::string meta_;
+  std::string meta_, pkl_;
   StagedFile train_, val_;
   double fraction_;
   uint64_t train_bytes_, total_;
@@ -89,7 +92,7 @@ class ShardSink : public TokenSink {
                                    "of the {} tokens: give more text or a smaller --shard-tokens",
                                    train_, shard_tokens_, val_ + train_));
     }
-    remove_marker(dir_ + "/meta.json");
+    write_file_atomically(dir_ + "/meta.json", unfinished_dataset_marker());  // as NanoGptSink's
     for (auto& shard : staged_) shard->commit();
     staged_.clear();
     for (int64_t i = index_;; ++i) {  // an earlier set's shards past the last: stale
