@@ -75,6 +75,51 @@ TEST(Dataset, ASplitThatDoesNotMatchItsMetaIsRefused) {
       << why;
 }
 
+// nanoGPT's own folders, as its prepare.py scripts leave them: meta.pkl
+// beside the splits (shakespeare_char), or no meta at all (GPT-2 BPE ids:
+// shakespeare, openwebtext). meta.json, when there, is the library's.
+TEST(Dataset, NanoGPTsOwnFoldersReadWithoutMetaJson) {
+  testing::TempDir dir;
+  const DatasetMeta ours = prepare_dataset({GPT2_SHAKESPEARE}, dir / "d", "char");
+  std::filesystem::remove(dir / "d/meta.json");  // what nanoGPT's prepare.py leaves
+  const DatasetMeta pkl = read_dataset_meta(dir / "d");
+  EXPECT_EQ(pkl.source, "meta.pkl");
+  EXPECT_EQ(pkl.tokenizer, "char");
+  EXPECT_EQ(pkl.alphabet, ours.alphabet);
+  EXPECT_EQ(pkl.train_tokens, ours.train_tokens);
+  EXPECT_EQ(pkl.val_tokens, ours.val_tokens);
+  EXPECT_EQ(describe_dataset(pkl), "char tokenizer, 65 ids, from nanoGPT's meta.pkl");
+  std::filesystem::remove(dir / "d/meta.pkl");
+  const DatasetMeta none = read_dataset_meta(dir / "d");
+  EXPECT_EQ(none.source, "none");
+  EXPECT_EQ(none.tokenizer, "gpt2");
+  EXPECT_EQ(none.vocab_size, 50257);
+  EXPECT_EQ(none.train_tokens, ours.train_tokens);
+  EXPECT_NO_THROW(open_batch_sources(dir / "d", 2, 8, 50257, 1, 2, 3));
+  std::ofstream(dir / "d/val.bin", std::ios::binary | std::ios::app) << 'x';
+  EXPECT_NE(testing::file_error_of([&] { read_dataset_meta(dir / "d"); })
+                .find("val.bin' holds 223081 bytes, an odd count: not uint16 token ids"),
+            std::string::npos);
+  std::filesystem::remove(dir / "d/val.bin");
+  EXPECT_NE(testing::file_error_of([&] { read_dataset_meta(dir / "d"); })
+                .find("/d' holds train.bin but no val.bin"),
+            std::string::npos);
+}
+
+// While prepare replaces a folder's splits, meta.json marks it unfinished:
+// a prepare killed there leaves a folder refused by name, not one read as
+// nanoGPT's GPT-2 ids (no meta) or under the old alphabet.
+TEST(Dataset, AnUnfinishedPrepareIsRefusedByName) {
+  testing::TempDir dir;
+  prepare_dataset({GPT2_SHAKESPEARE}, dir / "d", "char");
+  std::ofstream(dir / "d/meta.json") << unfinished_dataset_marker();
+  EXPECT_NE(testing::file_error_of([&] { read_dataset_meta(dir / "d"); })
+                .find("/d' was being prepared when its `gpt2 prepare` stopped: prepare it again"),
+            std::string::npos);
+  EXPECT_EQ(prepare_dataset({GPT2_SHAKESPEARE}, dir / "d", "char").vocab_size, 65);
+  EXPECT_EQ(read_dataset_meta(dir / "d").source, "meta.json");
+}
+
 TEST(Dataset, EmptyInputAndTooShortSplitAreErrors) {
   testing::TempDir dir;
   std::ofstream(dir / "empty.txt").close();
