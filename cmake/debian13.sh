@@ -5,6 +5,8 @@
 #
 #   sh cmake/debian13.sh                      the README's test command
 #   sh cmake/debian13.sh 'sh cmake/setup.sh && build/bin/gpt2 train'
+#   sh cmake/debian13.sh prepare              the root and its packages only
+#                                             (CI makes it while the first leg builds)
 #
 # The root is made once with debootstrap (Debian's package; the trixie suite
 # comes from the same Debian archive as the machine's) in build/debian13/root
@@ -14,7 +16,11 @@
 # left alone. The mounts live in a private mount namespace and go with it.
 set -eu
 
-command=${1:-"sh cmake/setup.sh all && ctest --preset default"}
+# The README's test command, with each phase's time.
+timed='s=$(date +%s); sh cmake/setup.sh all || exit 1; echo "debian13: set-up and build took $(( $(date +%s) - s )) s";
+s=$(date +%s); rc=0; ctest --preset default || rc=$?; echo "debian13: ctest took $(( $(date +%s) - s )) s"; exit $rc'
+command=${1:-$timed}
+[ "$command" = prepare ] && command="sh cmake/setup.sh deps"
 mirror=${GPT2_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 cd "$(dirname "$0")/.."
@@ -32,11 +38,13 @@ if [ ! -e "$root/.complete" ]; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap
   fi
   echo "debian13: making a trixie root in $root (debootstrap, once)"
+  made=$(date +%s)
   $sudo rm -rf "$root"
   mkdir -p "$(dirname "$root")"
   $sudo debootstrap --variant=minbase trixie "$root" "$mirror" >"$repo/build/debian13/debootstrap.log" 2>&1 ||
     { tail -20 "$repo/build/debian13/debootstrap.log" >&2; echo "debian13: debootstrap failed" >&2; exit 1; }
   $sudo touch "$root/.complete"
+  echo "debian13: debootstrap took $(( $(date +%s) - made )) s"
 fi
 mkdir -p "$build" "$root/src"
 

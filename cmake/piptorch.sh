@@ -7,6 +7,8 @@
 #
 #   sh cmake/piptorch.sh            the packages, the wheel, build-pip/, ctest
 #   sh cmake/piptorch.sh build      the same without the tests
+#   sh cmake/piptorch.sh fetch      the packages and the wheel only (CI fetches
+#                                   it while the first leg builds)
 #
 # The wheel goes into build-pip/site with pip's --target (no virtual
 # environment, no Python import: its torch/share/cmake is the CMake prefix
@@ -25,8 +27,8 @@ extras="nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 nvidia-cufile==
 python_deps="typing_extensions==4.16.0 filelock==4.3.2 sympy==1.14.0 mpmath==1.4.1
 networkx==3.6.1 jinja2==3.1.6 MarkupSafe==3.0.4 fsspec==2026.9.0"
 case "${1:-test}" in
-  test|build) ;;
-  *) echo "usage: sh cmake/piptorch.sh [build]" >&2; exit 2 ;;
+  test|build|fetch) ;;
+  *) echo "usage: sh cmake/piptorch.sh [build|fetch]" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "$0")/.."
@@ -55,7 +57,15 @@ if [ "$(cat "$site/.complete" 2>/dev/null)" != "$want" ]; then
     --python-version "$tests_python" --only-binary=:all: "torch==$version" $extras $python_deps
   echo "$want" >"$site/.complete"
 fi
+[ "${1:-test}" = fetch ] && exit 0
 
+start=$(date +%s)
 cmake --preset pip -DCMAKE_CUDA_COMPILER="$nvcc" >/dev/null
 cmake --build --preset pip
-[ "${1:-test}" = build ] || ctest --preset pip
+echo "piptorch: configure and build took $(( $(date +%s) - start )) s"
+[ "${1:-test}" = build ] && exit 0
+start=$(date +%s)
+rc=0
+ctest --preset pip || rc=$?
+echo "piptorch: ctest took $(( $(date +%s) - start )) s"
+exit $rc

@@ -26,14 +26,18 @@ for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
+  start=$(date +%s)
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "setup: installing$missing"
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+  echo "setup: packages installed in $(( $(date +%s) - start )) s"
 fi
 
 [ "${1:-}" = deps ] && exit 0
 cd "$(dirname "$0")/.."
+start=$(date +%s)
 cmake --preset default >/dev/null
 cmake --build --preset default $targets
+echo "setup: configure and build took $(( $(date +%s) - start )) s"
