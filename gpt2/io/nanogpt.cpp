@@ -110,6 +110,7 @@ NanoGPTCheckpoint read(const std::string& path, std::string_view bytes, detail::
                                  : fmt::format("a dict of {}", fmt::join(keys, ", "))));
   }
   const GPTConfig config = config_of(root.get("model_args"), problems);
+  const bool config_ok = problems.empty();
   const PValue& model = *root.get("model");
   if (model.kind != Kind::kDict || model.int_keys) problems.push_back("model is not a state dict");
   StateDict tensors;
@@ -165,6 +166,9 @@ NanoGPTCheckpoint read(const std::string& path, std::string_view bytes, detail::
     }
     out.run.iter_num = it->i;
   }
+  // A model_args field that did not read leaves a default in the config:
+  // the tensors' shapes held against it would be problems of that default.
+  if (!config_ok) throw_load_problems(path, problems);
   out.model = detail::build_and_load(config, detail::converted(tensors, dtype), dtype, path,
                                      std::move(problems));
   if (const auto best = scalar(archive, root.get("best_val_loss"))) out.run.best_val_loss = *best;

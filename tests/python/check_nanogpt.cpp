@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
   ok &= refuses<gpt2::CheckpointError>(dir + "/hostile_missing.pt", "not a nanoGPT checkpoint");
   ok &= refuses<gpt2::CheckpointError>(dir + "/hostile_shape.pt",
                                        "size mismatch for transformer.wte.weight");
+  // A mistyped field is the one problem: the shapes are not held against
+  // the default it leaves in the config.
+  ok &= refuses<gpt2::CheckpointError>(dir + "/hostile_mistyped.pt",
+                                       "(1 problem):\n  model_args['n_embd'] is str, expected int");
   // Resume: weights and AdamW state, then one train.py step on (x, y).
   auto c = gpt2::load_nanogpt(dir + "/ckpt.pt", gpt2::NanoGPTReadOptions().optimizer(true));
   auto& model = *c.model;

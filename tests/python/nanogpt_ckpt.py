@@ -18,7 +18,8 @@ keeps no causal-mask buffer in its state dict, as nanoGPT's on torch >= 2.0
                            running nothing: a __reduce__ that would run a
                            command (creating DIR/pwned), an unknown global,
                            a truncated archive, a dict without model_args,
-                           model_args whose n_embd the tensors do not fit
+                           model_args whose n_embd the tensors do not fit,
+                           model_args whose n_embd is a str
   nanogpt_ckpt.py check DIR CKPT  loads CKPT (written by the library) with
       torch.load(weights_only=True), resumes as train.py does, takes the
       step on (x, y) and compares its loss with expected's loss_after.
@@ -228,6 +229,8 @@ def write_hostile(folder, model):
     torch.save({"model": sd, "iter_num": 0}, os.path.join(folder, "hostile_missing.pt"))
     torch.save(dict(good, model_args=dict(MODEL_ARGS, n_embd=16)),
                os.path.join(folder, "hostile_shape.pt"))
+    torch.save(dict(good, model_args=dict(MODEL_ARGS, n_embd="32")),
+               os.path.join(folder, "hostile_mistyped.pt"))
     with open(os.path.join(folder, "ckpt.pt"), "rb") as f:
         data = f.read()
     with open(os.path.join(folder, "hostile_truncated.pt"), "wb") as f:
