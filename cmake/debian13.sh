@@ -64,5 +64,5 @@ exec $sudo unshare --mount --propagation private sh -eu -c '
   mount --bind "$repo" "$root/src"
   mount --bind "$build" "$root/src/build"
   exec chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
-    HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" sh -c "cd /src && $command"
-' debian13 "$root" "$repo" "$build" "$command"
+    HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" GPT2_CMAKE_ARGS="$5" sh -c "cd /src && $command"
+' debian13 "$root" "$repo" "$build" "$command" "${GPT2_CMAKE_ARGS:-}"

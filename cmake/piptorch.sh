@@ -60,7 +60,8 @@ fi
 [ "${1:-test}" = fetch ] && exit 0
 
 start=$(date +%s)
-cmake --preset pip -DCMAKE_CUDA_COMPILER="$nvcc" >/dev/null
+# shellcheck disable=SC2086 # GPT2_CMAKE_ARGS: extra -D settings, as words (as setup.sh's)
+cmake --preset pip -DCMAKE_CUDA_COMPILER="$nvcc" ${GPT2_CMAKE_ARGS:-} >/dev/null
 cmake --build --preset pip
 echo "piptorch: configure and build took $(( $(date +%s) - start )) s"
 [ "${1:-test}" = build ] && exit 0
