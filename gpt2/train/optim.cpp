@@ -55,6 +55,20 @@ torch::Tensor zeros_like_param(const torch::Tensor& p) {
   return torch::zeros_like(p, torch::MemoryFormat::Preserve);
 }
 
+// The AdamW state of `p` in an optimizer's `states`, made as torch makes it
+// on the first step: zero moments, step 0.
+template <class States>
+torch::optim::AdamWParamState& adamw_state(States& states, const torch::Tensor& p) {
+  auto& slot = states[compat::optimizer_state_key(p)];
+  if (!slot) {
+    auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+    fresh->exp_avg(zeros_like_param(p));
+    fresh->exp_avg_sq(zeros_like_param(p));
+    slot = std::move(fresh);
+  }
+  return static_cast<torch::optim::AdamWParamState&>(*slot);
+}
+
 // The 2-norm of the gradients' 2-norms, as torch clips. On the CPU
 // torch::nn::utils::clip_grad_norm_'s ops, a norm per tensor; where every
 // gradient is on one GPU, Python's torch.nn.utils.clip_grad_norm_'s,
@@ -120,14 +134,7 @@ void FusedAdamW::torch_step(float grad_scale) {
     std::vector<float> counts;
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      auto& slot = state()[compat::optimizer_state_key(p)];
-      if (!slot) {  // as torch: zeros on the first step
-        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-        fresh->exp_avg(zeros_like_param(p));
-        fresh->exp_avg_sq(zeros_like_param(p));
-        slot = std::move(fresh);
-      }
-      auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
+      auto& s = adamw_state(state(), p);
       params.push_back(p);
       grads.push_back(p.grad());
       exp_avgs.push_back(s.exp_avg());
@@ -223,14 +230,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      auto& slot = state()[compat::optimizer_state_key(p)];
-      if (!slot) {  // as torch: zeros on the first step
-        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-        fresh->exp_avg(zeros_like_param(p));
-        fresh->exp_avg_sq(zeros_like_param(p));
-        slot = std::move(fresh);
-      }
-      auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
+      auto& s = adamw_state(state(), p);
       s.step(s.step() + 1);
       auto c = coefficients(options, s.step());  // decay 1 - lr * 0 = 1 exactly
       c.grad_scale = scale;

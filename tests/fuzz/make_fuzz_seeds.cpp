@@ -1,6 +1,6 @@
 // Writes the fuzzers' seed corpora: small valid files of each format, so
 // that mutations start from inputs that reach deep into each reader.
-//   make_fuzz_seeds FOLDER  ->  FOLDER/{safetensors,llmc,checkpoint,nanogpt}/...
+//   make_fuzz_seeds FOLDER  ->  FOLDER/{safetensors,llmc,checkpoint,nanogpt,nanogpt_meta}/...
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +13,7 @@
 #include "gpt2/io/hf_gpt2.h"
 #include "gpt2/io/llmc.h"
 #include "gpt2/io/nanogpt.h"
+#include "gpt2/io/nanogpt_meta.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
   }
   namespace fs = std::filesystem;
   const fs::path dir(argv[1]);
-  for (const char* sub : {"safetensors", "llmc", "checkpoint", "nanogpt"}) {
+  for (const char* sub : {"safetensors", "llmc", "checkpoint", "nanogpt", "nanogpt_meta"}) {
     fs::create_directories(dir / sub);
   }
   // One block, width 8: a few kilobytes per file.
@@ -67,6 +68,16 @@ int main(int argc, char** argv) {
   gpt2::save_nanogpt((dir / "nanogpt" / "model.pt").string(), *model);
   gpt2::save_nanogpt((dir / "nanogpt" / "trained.pt").string(), *model,
                      {1, 3.5, {{"learning_rate", 0.001}, {"dataset", std::string("x")}}}, &adamw);
+  // nanoGPT's meta.pkl: the library's (protocol 2) and Python's pickle.dump
+  // of the same dict (protocol 4: FRAME, MEMOIZE, SHORT_BINUNICODE, BINGET).
+  std::ofstream(dir / "nanogpt_meta" / "ours.pkl", std::ios::binary)
+      << gpt2::nanogpt_meta_pickle({"\n", "a", "\xc3\xa9"});
+  std::ofstream(dir / "nanogpt_meta" / "python.pkl", std::ios::binary)
+      << std::string("\x80\x04\x95\x49\x00\x00\x00\x00\x00\x00\x00\x7d\x94\x28\x8c\x0a"
+                     "vocab_size\x94\x4b\x03\x8c\x04" "itos\x94\x7d\x94\x28\x4b\x00\x8c\x01"
+                     "\x0a\x94\x4b\x01\x8c\x01" "a\x94\x4b\x02\x8c\x02\xc3\xa9\x94\x75\x8c\x04"
+                     "stoi\x94\x7d\x94\x28\x68\x04\x4b\x00\x68\x05\x4b\x01\x68\x06\x4b\x02"
+                     "\x75\x75\x2e", 84);
   std::cout << "seeds written to " << dir.string() << "\n";
   return 0;
 }

@@ -283,16 +283,25 @@ TEST(Optim, ClipGradNormInTheStepEqualsTorchsClipThenStep) {
         if (std::isfinite(max_norm)) {
           EXPECT_GT(want, max_norm) << at;  // the clip scales
         }
-        const auto grad = pb[0].grad().clone();
-        EXPECT_EQ(ob->clip_grad_norm(pb, max_norm), want) << at;
-        EXPECT_TRUE(torch::equal(pb[0].grad(), grad)) << at;
-        oa->step();
-        ob->step();
         // torch's fused kernel (2.4 and later) divides by 1/factor where the
         // library's multiplies: equal to float rounding, and it stores the
         // clipped gradient as torch's clip does. The library's pass reads
         // the gradient without writing it and equals the clip to the bit.
         const bool torchs_kernel = compat::has_fused_adamw() && !amsgrad;
+        const auto grad = pb[0].grad().clone();
+        const double norm = ob->clip_grad_norm(pb, max_norm);
+        if (torchs_kernel && step > 0) {
+          // After a step of torch's kernel the two models' weights are a
+          // few ulps apart (below), so their gradients' norms are too: 1e-6
+          // relative is 8 to 16 float32 ulps; on an AMD EPYC (Zen 3) with
+          // torch 2.6 the norm moved by 1 at step 2.
+          EXPECT_NEAR(norm, want, 1e-6 * want) << at;
+        } else {
+          EXPECT_EQ(norm, want) << at;
+        }
+        EXPECT_TRUE(torch::equal(pb[0].grad(), grad)) << at;
+        oa->step();
+        ob->step();
         if (!amsgrad && !torchs_kernel) {
           EXPECT_TRUE(torch::equal(pb[0].grad(), grad)) << at;  // read, not written
         }
