@@ -9,7 +9,6 @@
 #include "gpt2/error.h"
 #include "gpt2/file/json.h"
 #include "gpt2/file/read_file.h"
-#include "gpt2/io/nanogpt_meta.h"
 #include "gpt2/text/char_tokenizer.h"
 #include "gpt2/text/tokenizer.h"
 #include "gpt2/train/data/data_folder.h"
@@ -38,53 +37,11 @@ void check_data_for_model(const DatasetMeta& data, const std::string& dir, int64
 
 namespace {
 
-constexpr int64_t kGpt2Vocab = 50257;
 constexpr const char* kUnfinished = "unfinished";
 
 bool exists(const std::string& path) {
   std::error_code ec;
   return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
-}
-
-// Tokens in a uint16 token file, by its size.
-int64_t token_count(const std::string& path) {
-  std::error_code ec;
-  const auto bytes = std::filesystem::file_size(path, ec);
-  if (ec) throw FileError(fmt::format("cannot read '{}': {}", path, ec.message()));
-  if (bytes % 2) {
-    throw FileError(fmt::format("'{}' holds {} bytes, an odd count: not uint16 token ids", path, bytes));
-  }
-  return static_cast<int64_t>(bytes / 2);
-}
-
-// train.bin and val.bin with no meta.json: nanoGPT's own folders.
-DatasetMeta nanogpt_folder_meta(const std::string& dir) {
-  for (const char* split : {"train", "val"}) {
-    if (!exists(dir + "/" + split + ".bin")) {
-      throw FileError(fmt::format("'{}' holds train.bin but no {}.bin", dir, split));
-    }
-  }
-  DatasetMeta meta;
-  meta.train_tokens = token_count(dir + "/train.bin");
-  meta.val_tokens = token_count(dir + "/val.bin");
-  if (exists(dir + "/meta.pkl")) {
-    const NanoGPTCharMeta chars = read_nanogpt_meta(dir + "/meta.pkl");
-    for (const auto& c : chars.itos) meta.alphabet += c;
-    try {
-      CharTokenizer::from_alphabet(meta.alphabet);
-    } catch (const InputError& e) {
-      throw FormatError(fmt::format("'{}/meta.pkl': its characters are not an alphabet: {}", dir,
-                                    e.what()));
-    }
-    meta.tokenizer = "char";
-    meta.vocab_size = chars.vocab_size();
-    meta.source = "meta.pkl";
-  } else {
-    meta.tokenizer = "gpt2";
-    meta.vocab_size = kGpt2Vocab;
-    meta.source = "none";
-  }
-  return meta;
 }
 
 }  // namespace

@@ -102,4 +102,12 @@ RunConfig resolve_run_config(const TrainPreset& preset, const ModelFlags& model_
   return run;
 }
 
+void check_steps_left(const std::string& checkpoint, int64_t at, const TrainOptions& recipe) {
+  if (at < recipe.max_steps()) return;
+  throw ConfigError(fmt::format("'{}' is already at step {}, {} --max-steps {}: nothing to train "
+                                "(give a larger --max-steps to go on)", checkpoint, at,
+                                at == recipe.max_steps() ? "the last of" : "past",
+                                recipe.max_steps()));
+}
+
 }  // namespace gpt2::app

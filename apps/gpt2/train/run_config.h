@@ -62,6 +62,11 @@ struct RunConfig {
 ///     vocabulary, and character-level data must have exactly as many ids
 ///     as it (a char alphabet cannot stand in for GPT-2's 50,257 tokens).
 /// Throws ConfigError for any value or result that is not valid.
+/// For a resumed run at step `at` of `checkpoint`: throws ConfigError, before
+/// anything starts, when `at` is the recipe's last step or past it (a nanoGPT
+/// iter_num beyond max_iters), naming both.
+void check_steps_left(const std::string& checkpoint, int64_t at, const TrainOptions& recipe);
+
 RunConfig resolve_run_config(const TrainPreset& preset, const ModelFlags& model_flags,
                              const FieldFlags& train_flags, const DatasetMeta& data,
                              const std::string& data_dir, const SavedRun* saved = nullptr,

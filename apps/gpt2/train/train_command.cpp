@@ -143,15 +143,7 @@ int run_train(const TrainFlags& flags) {
   const RunConfig run = resolve_run_config(preset, flags.model, flags.train, meta, data,
                                            saved ? &*saved : nullptr,
                                            pretrained ? &*pretrained : nullptr);
-  // A run at its last step, or past it (a nanoGPT iter_num beyond max_iters),
-  // is said so before anything starts.
-  if (const int64_t at = c ? c->step : nano ? nano->checkpoint.run.iter_num : 0;
-      (c || nano) && at >= run.train.max_steps()) {
-    throw ConfigError(fmt::format("'{}' is already at step {}, {} --max-steps {}: nothing to "
-                                  "train (give a larger --max-steps to go on)", ckpt, at,
-                                  at == run.train.max_steps() ? "the last of" : "past",
-                                  run.train.max_steps()));
-  }
+  if (c || nano) check_steps_left(ckpt, c ? c->step : nano->checkpoint.run.iter_num, run.train);
   // Bad flags are refused before OUT is made. Rank 0 then holds it for the
   // whole run: a second trainer given the same --out is refused instead of
   // writing between this one's files.

@@ -28,6 +28,12 @@ DataLayout data_layout(const std::string& dir);
 /// shard is there.
 DatasetMeta shard_folder_meta(const std::string& dir);
 
+/// The meta of nanoGPT's own folder (train.bin and val.bin, no meta.json):
+/// its meta.pkl's character vocabulary, or GPT-2's BPE where there is none;
+/// the counts from the files' sizes. FileError for a missing split or an
+/// odd byte count, FormatError for a meta.pkl that is not an alphabet.
+DatasetMeta nanogpt_folder_meta(const std::string& dir);
+
 /// A trainer's three sources: the training stream (seed `seed`), and the
 /// evaluation sources of train and val (reseeded at every evaluation).
 /// nanoGPT's layout: random windows (TokenLoader). Shards: contiguous
