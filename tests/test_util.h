@@ -2,6 +2,7 @@
 // Helpers shared by the tests: tiny configs and the name oracle.
 
 #include <gtest/gtest.h>
+#include <torch/types.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -98,5 +99,12 @@ std::string error_of(const std::function<void()>& f) {
 
 /// The message of the FileError `f` throws, or "no error".
 inline std::string file_error_of(const std::function<void()>& f) { return error_of<FileError>(f); }
+
+/// A (rows, columns) int64 tensor of token ids, one vector per row.
+inline torch::Tensor id_rows(const std::vector<std::vector<int64_t>>& rows) {
+  std::vector<torch::Tensor> t;
+  for (const auto& r : rows) t.push_back(torch::tensor(r, torch::kLong));
+  return torch::stack(t);
+}
 
 }  // namespace gpt2::testing

@@ -48,7 +48,7 @@ std::string nanogpt_name(const Kind& k, int64_t layer) {
                      : fmt::format("transformer.{}", k.name);
 }
 
-[[noreturn]] void fail(const std::string& source, const std::string& rule) {
+[[noreturn]] void fail_llmc(const std::string& source, const std::string& rule) {
   throw FormatError(fmt::format("'{}' is not a valid llm.c model file: {}", source, rule));
 }
 
@@ -57,18 +57,18 @@ std::string nanogpt_name(const Kind& k, int64_t layer) {
 LlmcContents parse(const detail::ModelFileBytes& file, const std::string& source) {
   const std::string_view bytes = file.bytes;
   if (bytes.size() < kHeaderBytes) {
-    fail(source, fmt::format("{} bytes, shorter than the {}-byte header", bytes.size(), kHeaderBytes));
+    fail_llmc(source, fmt::format("{} bytes, shorter than the {}-byte header", bytes.size(), kHeaderBytes));
   }
   int32_t h[256];
   std::memcpy(h, bytes.data(), kHeaderBytes);
-  if (h[0] != kLlmcMagic) fail(source, fmt::format("magic {}, expected {}", h[0], kLlmcMagic));
-  if (h[1] != 3 && h[1] != 5) fail(source, fmt::format("version {}, expected 3 (float32) or 5 (bfloat16)", h[1]));
+  if (h[0] != kLlmcMagic) fail_llmc(source, fmt::format("magic {}, expected {}", h[0], kLlmcMagic));
+  if (h[1] != 3 && h[1] != 5) fail_llmc(source, fmt::format("version {}, expected 3 (float32) or 5 (bfloat16)", h[1]));
   const char* fields[] = {"max_seq_len", "vocab_size", "n_layer", "n_head", "n_embd", "padded_vocab_size"};
   for (int i = 0; i < 6; ++i) {
-    if (h[2 + i] <= 0) fail(source, fmt::format("header {} is {}, must be positive", fields[i], h[2 + i]));
+    if (h[2 + i] <= 0) fail_llmc(source, fmt::format("header {} is {}, must be positive", fields[i], h[2 + i]));
   }
   const int64_t t = h[2], v = h[3], l = h[4], c = h[6], vp = h[7];
-  if (vp < v) fail(source, fmt::format("padded_vocab_size {} is smaller than vocab_size {}", vp, v));
+  if (vp < v) fail_llmc(source, fmt::format("padded_vocab_size {} is smaller than vocab_size {}", vp, v));
   LlmcContents out;
   out.dtype = h[1] == 3 ? LlmcDtype::kFloat32 : LlmcDtype::kBFloat16;
   out.padded_vocab_size = vp;
@@ -80,13 +80,13 @@ LlmcContents parse(const detail::ModelFileBytes& file, const std::string& source
   for (const Kind& k : kKinds) {
     uint64_t n = k.per_layer ? static_cast<uint64_t>(l) : 1;
     for (int64_t d : slice_shape(k, c, vp, t)) {
-      if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) fail(source, "the tensor sizes overflow");
+      if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) fail_llmc(source, "the tensor sizes overflow");
     }
-    if (__builtin_add_overflow(total, n, &total)) fail(source, "the tensor sizes overflow");
+    if (__builtin_add_overflow(total, n, &total)) fail_llmc(source, "the tensor sizes overflow");
   }
   uint64_t data = 0;
   if (__builtin_mul_overflow(total, item, &data) || data != bytes.size() - kHeaderBytes) {
-    fail(source, fmt::format("the header describes {} values ({} bytes each) after the header, "
+    fail_llmc(source, fmt::format("the header describes {} values ({} bytes each) after the header, "
                              "the file holds {} bytes there", total, item, bytes.size() - kHeaderBytes));
   }
   const auto dtype = out.dtype == LlmcDtype::kFloat32 ? torch::kFloat : torch::kBFloat16;

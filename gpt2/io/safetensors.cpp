@@ -38,7 +38,7 @@ struct Entry {
   uint64_t begin = 0, end = 0;
 };
 
-[[noreturn]] void fail(const std::string& source, const std::string& rule) {
+[[noreturn]] void fail_safetensors(const std::string& source, const std::string& rule) {
   throw FormatError(fmt::format("'{}' is not a valid safetensors file: {}", source, rule));
 }
 
@@ -49,7 +49,7 @@ uint64_t read_le64(const char* p) {
 }
 
 Entry parse_entry(const std::string& name, const json& value, const std::string& source) {
-  auto bad = [&](const std::string& what) { fail(source, fmt::format("tensor '{}': {}", name, what)); };
+  auto bad = [&](const std::string& what) { fail_safetensors(source, fmt::format("tensor '{}': {}", name, what)); };
   if (!value.is_object()) bad("its entry is not an object");
   for (const char* field : {"dtype", "shape", "data_offsets"}) {
     if (!value.contains(field)) bad(fmt::format("its entry has no {}", field));
@@ -93,10 +93,10 @@ Entry parse_entry(const std::string& name, const json& value, const std::string&
 }
 
 std::map<std::string, std::string> parse_metadata(const json& value, const std::string& source) {
-  if (!value.is_object()) fail(source, "__metadata__ is not an object");
+  if (!value.is_object()) fail_safetensors(source, "__metadata__ is not an object");
   std::map<std::string, std::string> out;
   for (const auto& [key, v] : value.items()) {
-    if (!v.is_string()) fail(source, fmt::format("__metadata__ value of '{}' is not a string", key));
+    if (!v.is_string()) fail_safetensors(source, fmt::format("__metadata__ value of '{}' is not a string", key));
     out[key] = v.get<std::string>();
   }
   return out;
@@ -104,25 +104,25 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
 
 SafetensorsContents parse(std::string_view bytes, const std::string& source, bool views) {
   if (bytes.size() < 8) {
-    fail(source, fmt::format("{} bytes, shorter than the 8-byte header length", bytes.size()));
+    fail_safetensors(source, fmt::format("{} bytes, shorter than the 8-byte header length", bytes.size()));
   }
   const uint64_t n = read_le64(bytes.data());
   if (n > kSafetensorsMaxHeader) {
-    fail(source, fmt::format("header length {} exceeds the limit {}", n, kSafetensorsMaxHeader));
+    fail_safetensors(source, fmt::format("header length {} exceeds the limit {}", n, kSafetensorsMaxHeader));
   }
   if (n > bytes.size() - 8) {
-    fail(source, fmt::format("header length {} runs past the end of the file ({} bytes)", n,
+    fail_safetensors(source, fmt::format("header length {} runs past the end of the file ({} bytes)", n,
                              bytes.size()));
   }
   std::string_view text = bytes.substr(8, n);
-  if (text.empty() || text.front() != '{') fail(source, "the header does not begin with '{'");
+  if (text.empty() || text.front() != '{') fail_safetensors(source, "the header does not begin with '{'");
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);  // padding
-  if (text.back() != '}') fail(source, "the header has bytes other than spaces after its '}'");
+  if (text.back() != '}') fail_safetensors(source, "the header has bytes other than spaces after its '}'");
   const json header =
       detail::parse_json(text, fmt::format("'{}' is not a valid safetensors file: the header", source));
-  if (!header.is_object()) fail(source, "the header is not a JSON object");
+  if (!header.is_object()) fail_safetensors(source, "the header is not a JSON object");
   if (header.size() > kSafetensorsMaxTensors + 1) {  // + __metadata__
-    fail(source, fmt::format("the header lists {} entries, more than the {} tensors this reader "
+    fail_safetensors(source, fmt::format("the header lists {} entries, more than the {} tensors this reader "
                              "takes", header.size(), kSafetensorsMaxTensors));
   }
 
@@ -142,13 +142,13 @@ SafetensorsContents parse(std::string_view bytes, const std::string& source, boo
   uint64_t at = 0;
   for (const Entry& e : entries) {
     if (e.begin != at) {
-      fail(source, fmt::format("tensor '{}' begins at {} but the previous tensor ends at {} ({})",
+      fail_safetensors(source, fmt::format("tensor '{}' begins at {} but the previous tensor ends at {} ({})",
                                e.name, e.begin, at, e.begin > at ? "a hole" : "an overlap"));
     }
     at = e.end;
   }
   if (at != data_size) {
-    fail(source, fmt::format("the tensors end at {} but the data section holds {} bytes", at,
+    fail_safetensors(source, fmt::format("the tensors end at {} but the data section holds {} bytes", at,
                              data_size));
   }
   const char* data = bytes.data() + 8 + n;

@@ -22,25 +22,19 @@
 namespace gpt2 {
 namespace {
 
-GPT model_of(int64_t block = 32) {
+GPT decode_model(int64_t block = 32) {
   GPT model(testing::tiny_config().block_size(block).init(InitOptions().seed(11)));
   model->eval();
   return model;
 }
 
-torch::Tensor ids(std::vector<std::vector<int64_t>> rows) {
-  std::vector<torch::Tensor> t;
-  for (auto& r : rows) t.push_back(torch::tensor(r, torch::kLong));
-  return torch::stack(t);
-}
-
 // Float32 products over 32 slots instead of the filled ones: the sums of
 // masked (exactly zero) terms add nothing, but the kernels may order them
 // otherwise, so the logits agree to a few float ulps of their ~1 size.
-constexpr double kTol = 1e-5;
+constexpr double kDecodeTol = 1e-5;
 
 TEST(DecodeStep, DecodeStepFallsBackToEagerStepsOffCudaAndSaysWhy) {
-  GPT model = model_of();
+  GPT model = decode_model();
   SlotCache fixed(model->config, 1, model->lm_head->weight.options());
   DecodeStep step(*model, fixed, /*graphed=*/true);
   EXPECT_FALSE(step.graphed());
@@ -48,14 +42,14 @@ TEST(DecodeStep, DecodeStepFallsBackToEagerStepsOffCudaAndSaysWhy) {
   EXPECT_NE(step.why_not_graphed().find(cuda_graphs_built() ? "the model is on cpu" : "no CUDA"),
             std::string::npos) << step.why_not_graphed();
   EXPECT_EQ(step.captures(), 0);
-  const auto want = model->forward_last(ids({{3, 4}}));
+  const auto want = model->forward_last(testing::id_rows({{3, 4}}));
   {
     torch::NoGradGuard no_grad;
-    fixed.prefill(*model, ids({{3}}), {0}, {1});
+    fixed.prefill(*model, testing::id_rows({{3}}), {0}, {1});
   }
-  const auto got = step(ids({{4}}));
+  const auto got = step(testing::id_rows({{4}}));
   EXPECT_EQ(fixed.length(0), 1) << "a step leaves advancing to its caller";
-  EXPECT_LT((got - want).abs().max().item<double>(), kTol);
+  EXPECT_LT((got - want).abs().max().item<double>(), kDecodeTol);
   DecodeStep plain(*model, fixed, /*graphed=*/false);
   EXPECT_EQ(plain.why_not_graphed(), "");
 }
@@ -64,7 +58,7 @@ TEST(DecodeStep, DecodeStepFallsBackToEagerStepsOffCudaAndSaysWhy) {
 // cannot be allocated is an InputError naming the slots and gigabytes
 // there, before any sequence (a server's scheduler fails as it starts).
 TEST(DecodeStep, BatchDecoderMakesItsSlotsAtOnceOrSaysWhyNot) {
-  GPT model = model_of(40);
+  GPT model = decode_model(40);
   const int64_t huge = int64_t{1} << 40;
   try {
     BatchDecoder decoder(*model, true, DecodeSteps::kFixed, huge);
@@ -78,7 +72,7 @@ TEST(DecodeStep, BatchDecoderMakesItsSlotsAtOnceOrSaysWhyNot) {
   fits.add({1, 2});
   const auto logits = fits.next_logits();
   const auto alone = model->forward_last(torch::tensor({int64_t{1}, int64_t{2}}).unsqueeze(0));
-  EXPECT_LT((logits - alone).abs().max().item<double>(), kTol);
+  EXPECT_LT((logits - alone).abs().max().item<double>(), kDecodeTol);
 }
 
 // Rows join (prefilled together into free slots) and leave (the last row
@@ -87,7 +81,7 @@ TEST(DecodeStep, BatchDecoderMakesItsSlotsAtOnceOrSaysWhyNot) {
 // and with a cache that starts at 2 and grows; every step's logits equal
 // each sequence's plain forward alone, and the two decoders'.
 TEST(DecodeStep, BatchDecoderWithFixedStepsEqualsDynamicAsRowsJoinAndLeave) {
-  GPT model = model_of(40);
+  GPT model = decode_model(40);
   BatchDecoder dynamic(*model, true, DecodeSteps::kDynamic);
   BatchDecoder fixed(*model, true, DecodeSteps::kFixed, /*slots=*/8);
   const std::vector<std::vector<int64_t>> prompts = {
@@ -114,10 +108,10 @@ TEST(DecodeStep, BatchDecoderWithFixedStepsEqualsDynamicAsRowsJoinAndLeave) {
     }
     const auto want = dynamic.next_logits(), got = fixed.next_logits();
     ASSERT_EQ(got.sizes(), want.sizes()) << "step " << step;
-    EXPECT_LT((got - want).abs().max().item<double>(), kTol) << "step " << step;
+    EXPECT_LT((got - want).abs().max().item<double>(), kDecodeTol) << "step " << step;
     for (size_t r = 0; r < dynamic.ids().size(); ++r) {
       const auto tokens = torch::tensor(dynamic.tokens(dynamic.ids()[r]), torch::kLong).unsqueeze(0);
-      EXPECT_LT((want[r] - model->forward_last(tokens)[0]).abs().max().item<double>(), kTol)
+      EXPECT_LT((want[r] - model->forward_last(tokens)[0]).abs().max().item<double>(), kDecodeTol)
           << "step " << step << " row " << r;
     }
     if (step == 10) {  // a row that leaves between a step and its append
@@ -146,7 +140,7 @@ TEST(DecodeStep, BatchDecoderWithFixedStepsEqualsDynamicAsRowsJoinAndLeave) {
 // Past the block the decoder runs whole contexts again (positions shift);
 // the fixed steps come back once a cache is rebuilt, with the same tokens.
 TEST(DecodeStep, FixedStepsGiveGreedyTextOfDynamicStepsPastTheBlock) {
-  GPT model = model_of(12);
+  GPT model = decode_model(12);
   for (const int64_t n : {1, 3}) {
     BatchDecoder dynamic(*model, true, DecodeSteps::kDynamic);
     BatchDecoder fixed(*model, true, DecodeSteps::kFixed);
@@ -156,7 +150,7 @@ TEST(DecodeStep, FixedStepsGiveGreedyTextOfDynamicStepsPastTheBlock) {
     }
     for (int step = 0; step < 20; ++step) {
       const auto want = dynamic.next_logits(), got = fixed.next_logits();
-      EXPECT_LT((got - want).abs().max().item<double>(), kTol) << "step " << step;
+      EXPECT_LT((got - want).abs().max().item<double>(), kDecodeTol) << "step " << step;
       const auto next = want.argmax(-1);
       const std::vector<int64_t> t(next.data_ptr<int64_t>(), next.data_ptr<int64_t>() + n);
       dynamic.append(t);
@@ -166,23 +160,23 @@ TEST(DecodeStep, FixedStepsGiveGreedyTextOfDynamicStepsPastTheBlock) {
 }
 
 TEST(DecodeStep, BadUseIsAnInputErrorNamingIt) {
-  GPT model = model_of();
+  GPT model = decode_model();
   torch::NoGradGuard no_grad;
   SlotCache cache(model->config, 2, model->lm_head->weight.options());
   DecodeStep step(*model, cache, false);
   try {
-    step(ids({{1, 2}, {3, 4}}));
+    step(testing::id_rows({{1, 2}, {3, 4}}));
     ADD_FAILURE() << "a (2, 2) idx was taken";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("(rows, 1) int64 on cpu, got Long [2, 2] on cpu"),
               std::string::npos) << e.what();
   }
-  EXPECT_THROW(step(ids({{1}, {2}, {3}})), InputError) << "three rows for two slots";
-  EXPECT_THROW(step(ids({{1}}).to(torch::kInt)), InputError);
+  EXPECT_THROW(step(testing::id_rows({{1}, {2}, {3}})), InputError) << "three rows for two slots";
+  EXPECT_THROW(step(testing::id_rows({{1}}).to(torch::kInt)), InputError);
   std::vector<int64_t> full(32, 1);
   cache.prefill(*model, torch::tensor(full).unsqueeze(0), {0}, {32});
   try {
-    step(ids({{1}}));
+    step(testing::id_rows({{1}}));
     ADD_FAILURE() << "a full slot took a step";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("32 positions, all filled"), std::string::npos)
@@ -200,7 +194,7 @@ TEST(DecodeStep, BadUseIsAnInputErrorNamingIt) {
 
 TEST(DecodeStep, GenerateAsksForGraphsOnlyOnCuda) {
   // On the CPU, cuda_graphs changes nothing: the same text either way.
-  GPT model = model_of();
+  GPT model = decode_model();
   const auto options = SamplingOptions().temperature(0).max_new_tokens(12);
   EXPECT_EQ(generate(*model, {{1, 2, 3}, {4}}, SamplingOptions(options).cuda_graphs(true)),
             generate(*model, {{1, 2, 3}, {4}}, SamplingOptions(options).cuda_graphs(false)));

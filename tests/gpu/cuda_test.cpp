@@ -29,7 +29,6 @@
 namespace gpt2 {
 namespace {
 
-const torch::Device kCuda(torch::kCUDA, 0);
 
 GPT small_model(double std = 0.02) {
   return GPT(testing::tiny_config().block_size(64).init(InitOptions().seed(3).std(std)));

@@ -33,7 +33,6 @@
 namespace gpt2 {
 namespace {
 
-const torch::Device kCuda(torch::kCUDA, 0);
 
 GPT gpt2_on_cuda(torch::ScalarType dtype) {
   GPT model(GPTConfig::preset("gpt2").init(InitOptions().seed(5)));

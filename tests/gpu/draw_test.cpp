@@ -16,7 +16,6 @@
 namespace gpt2 {
 namespace {
 
-const torch::Device kCuda(torch::kCUDA, 0);
 
 at::Generator seeded(uint64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(seed); }
 

@@ -24,7 +24,6 @@ namespace gpt2 {
 namespace {
 
 namespace F = torch::nn::functional;
-const torch::Device kCuda(torch::kCUDA, 0);
 
 struct Result {
   torch::Tensor loss, dx, dw;
@@ -32,9 +31,9 @@ struct Result {
 
 // Rows x (N, 768) of a unit scale as ln_f gives, W (50257, 768) as GPT-2's
 // init draws it, a tenth of the targets -1 (never the first).
-struct Case {
+struct GpuHeadLossCase {
   torch::Tensor x, w, targets;
-  explicit Case(int64_t N) {
+  explicit GpuHeadLossCase(int64_t N) {
     torch::manual_seed(N);
     x = torch::randn({N, 768}, kCuda);
     w = torch::randn({50257, 768}, kCuda) * 0.02;
@@ -44,7 +43,7 @@ struct Case {
   }
 };
 
-Result run(const Case& c, bool fused, torch::ScalarType dtype, torch::ScalarType autocast) {
+Result run(const GpuHeadLossCase& c, bool fused, torch::ScalarType dtype, torch::ScalarType autocast) {
   auto x = c.x.to(dtype).detach().requires_grad_();
   auto w = c.w.to(dtype).detach().requires_grad_();
   torch::Tensor loss;
@@ -68,7 +67,7 @@ double rel(const torch::Tensor& got, const torch::Tensor& want) {
 }
 
 void expect_close(int64_t N, torch::ScalarType autocast, double tolerance) {
-  const Case c(N);
+  const GpuHeadLossCase c(N);
   const Result want = run(c, false, torch::kDouble, torch::kFloat);
   const Result fused = run(c, true, torch::kFloat, autocast);
   const Result plain = run(c, false, torch::kFloat, autocast);
@@ -101,7 +100,7 @@ TEST(CudaHeadLoss, TheClassifierKernelScoresAsTorchsOps) {
                                        "CUDA LibTorch with nvcc (GPT2_CUDA_KERNELS)";
   for (const auto autocast : {torch::kFloat, torch::kBFloat16}) {
     for (int64_t N : {1, 77, 4096}) {
-      const Case c(N);
+      const GpuHeadLossCase c(N);
       const Result kernel = run(c, true, torch::kFloat, autocast);
       set_cuda_kernels(false);
       const Result ops = run(c, true, torch::kFloat, autocast);

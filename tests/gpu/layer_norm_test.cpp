@@ -22,7 +22,6 @@
 namespace gpt2 {
 namespace {
 
-const torch::Device kCuda(torch::kCUDA, 0);
 const std::vector<std::vector<int64_t>> kShapes = {{1, 1, 768}, {3, 77, 768}, {8, 1024, 768}, {5, 13, 50}};
 
 struct Inputs {

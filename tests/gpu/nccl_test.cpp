@@ -24,7 +24,6 @@
 namespace gpt2 {
 namespace {
 
-const torch::Device kCuda(torch::kCUDA, 0);
 
 // A world of one with its own store on a free loopback port: rank 0,
 // LOCAL_RANK 0, so its GPU is cuda:0.

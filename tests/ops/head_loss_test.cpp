@@ -38,14 +38,14 @@ bool fused_node(const torch::Tensor& loss) {
   return loss.grad_fn() && loss.grad_fn()->name().find("FusedHeadLoss") != std::string::npos;
 }
 
-struct Case {
+struct HeadLossCase {
   torch::Tensor x, w, targets;
 };
 
 // N rows of width C over a vocabulary of V, about a third of the targets -1.
-Case make_case(int64_t N, int64_t C, int64_t V, torch::ScalarType dtype = torch::kFloat) {
+HeadLossCase make_case(int64_t N, int64_t C, int64_t V, torch::ScalarType dtype = torch::kFloat) {
   torch::manual_seed(N * 1000 + V);
-  Case c;
+  HeadLossCase c;
   c.x = torch::randn({N, C}, dtype).requires_grad_();
   c.w = (torch::randn({V, C}, dtype) / std::sqrt(double(C))).requires_grad_();
   c.targets = torch::randint(V, {N}, torch::kLong);
@@ -58,7 +58,7 @@ struct Result {
 };
 
 // The two ops in float64: the oracle.
-Result reference(const Case& c) {
+Result reference(const HeadLossCase& c) {
   auto x = c.x.detach().to(torch::kDouble).requires_grad_();
   auto w = c.w.detach().to(torch::kDouble).requires_grad_();
   auto loss = F::cross_entropy(torch::linear(x, w),
@@ -67,7 +67,7 @@ Result reference(const Case& c) {
   return {loss.detach(), x.grad(), w.grad()};
 }
 
-Result fused(const Case& c, ops::HeadLossChunks chunks, double scale = 1.0) {
+Result fused(const HeadLossCase& c, ops::HeadLossChunks chunks, double scale = 1.0) {
   auto x = c.x.detach().clone().requires_grad_();
   auto w = c.w.detach().clone().requires_grad_();
   auto loss = ops::fused_head_loss(x, w, c.targets, chunks);
@@ -80,7 +80,7 @@ double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
 }
 
 TEST(FusedHeadLoss, EqualsTheTwoOpsOverEveryChunking) {
-  const Case c = make_case(37, 16, 101);
+  const HeadLossCase c = make_case(37, 16, 101);
   const Result want = reference(c);
   for (int64_t rows : {1, 5, 36, 37, 64, 0}) {
     for (int64_t pad_to : {1, 64}) {
@@ -101,7 +101,7 @@ TEST(FusedHeadLoss, EqualsTheTwoOpsOverEveryChunking) {
 // states; this one keeps it with torch's ops. One that declines (an
 // undefined result) leaves the chunks to run.
 TEST(FusedHeadLoss, AScorerTakesEveryRowAtOnceOrLeavesItToTheChunks) {
-  const Case c = make_case(37, 16, 101);
+  const HeadLossCase c = make_case(37, 16, 101);
   const Result want = reference(c);
   int calls = 0;
   ops::HeadLossChunks scored{0, 64};
@@ -136,7 +136,7 @@ TEST(FusedHeadLoss, AScorerTakesEveryRowAtOnceOrLeavesItToTheChunks) {
 }
 
 TEST(FusedHeadLoss, Float64StaysFloat64) {
-  const Case c = make_case(9, 8, 67, torch::kDouble);
+  const HeadLossCase c = make_case(9, 8, 67, torch::kDouble);
   const Result want = reference(c), got = fused(c, {4, 64});
   EXPECT_LT(max_diff(got.loss, want.loss), 1e-12);
   EXPECT_LT(max_diff(got.dx, want.dx), 1e-12);
@@ -145,7 +145,7 @@ TEST(FusedHeadLoss, Float64StaysFloat64) {
 }
 
 TEST(FusedHeadLoss, TheBackwardScalesByTheIncomingGradient) {
-  const Case c = make_case(20, 8, 50);
+  const HeadLossCase c = make_case(20, 8, 50);
   const Result one = fused(c, {7, 64}), three = fused(c, {7, 64}, 3.0);
   EXPECT_LT(max_diff(three.dx, one.dx * 3), 1e-6);
   EXPECT_LT(max_diff(three.dw, one.dw * 3), 1e-6);
@@ -153,7 +153,7 @@ TEST(FusedHeadLoss, TheBackwardScalesByTheIncomingGradient) {
 
 // A graph kept for a second backward gives the same gradients again.
 TEST(FusedHeadLoss, ASecondBackwardGivesTheSameGradients) {
-  const Case c = make_case(10, 8, 30);
+  const HeadLossCase c = make_case(10, 8, 30);
   auto x = c.x.detach().clone().requires_grad_();
   auto w = c.w.detach().clone().requires_grad_();
   auto loss = ops::fused_head_loss(x, w, c.targets, {4, 64}) * 2;
@@ -167,14 +167,14 @@ TEST(FusedHeadLoss, ASecondBackwardGivesTheSameGradients) {
 }
 
 TEST(FusedHeadLoss, EveryTargetIgnoredIsNaNAsTorchsLoss) {
-  Case c = make_case(6, 8, 30);
+  HeadLossCase c = make_case(6, 8, 30);
   c.targets.fill_(-1);
   EXPECT_TRUE(std::isnan(reference(c).loss.item<double>()));
   EXPECT_TRUE(std::isnan(ops::fused_head_loss(c.x, c.w, c.targets).item<double>()));
 }
 
 TEST(FusedHeadLoss, WithoutGradModeItMakesNoGraph) {
-  const Case c = make_case(12, 8, 40);
+  const HeadLossCase c = make_case(12, 8, 40);
   const Result want = reference(c);
   torch::NoGradGuard no_grad;
   auto loss = ops::fused_head_loss(c.x, c.w, c.targets, {5, 64});
@@ -183,7 +183,7 @@ TEST(FusedHeadLoss, WithoutGradModeItMakesNoGraph) {
 }
 
 TEST(FusedHeadLoss, BFloat16AutocastIsWithinItsRounding) {
-  const Case c = make_case(40, 32, 203);
+  const HeadLossCase c = make_case(40, 32, 203);
   const Result want = reference(c);
   Result got;
   {
@@ -199,7 +199,7 @@ TEST(FusedHeadLoss, BFloat16AutocastIsWithinItsRounding) {
 }
 
 TEST(FusedHeadLoss, BadShapesAreInputErrors) {
-  const Case c = make_case(4, 8, 10);
+  const HeadLossCase c = make_case(4, 8, 10);
   EXPECT_THROW(ops::fused_head_loss(c.x, c.w.t(), c.targets), InputError);
   EXPECT_THROW(ops::fused_head_loss(c.x, c.w, c.targets.narrow(0, 0, 3)), InputError);
   EXPECT_THROW(ops::fused_head_loss(c.x, c.w, c.targets.to(torch::kInt)), InputError);
@@ -208,7 +208,7 @@ TEST(FusedHeadLoss, BadShapesAreInputErrors) {
 }
 
 TEST(HeadLossPath, TheRuleFusesOffTheCpuAndTheSettingForcesEither) {
-  const Case c = make_case(8, 8, 20);
+  const HeadLossCase c = make_case(8, 8, 20);
   EXPECT_EQ(head_loss_path(), HeadLossPath::kAuto);
   EXPECT_FALSE(fused_node(ops::head_loss(c.x, c.w, c.targets)));  // the CPU: two ops
   {

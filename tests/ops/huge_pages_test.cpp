@@ -25,7 +25,7 @@
 namespace gpt2 {
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kHugeMiB = int64_t{1} << 20;
 
 // The VmFlags of the mapping that holds `p` ("" when none does): "hg" marks
 // MADV_HUGEPAGE, "nh" MADV_NOHUGEPAGE.
@@ -75,9 +75,9 @@ struct Forced {
 TEST(HugePages, OnLargeTensorsGetAnAlignedMappingOfTheirOwnThatAsksForThem) {
   Forced forced(HugePages::kOn);
   EXPECT_TRUE(huge_pages_choice().on);
-  auto t = empty_large({5 * kMiB / 4 + 3});  // 5 MiB and 12 bytes: not whole pages
+  auto t = empty_large({5 * kHugeMiB / 4 + 3});  // 5 MiB and 12 bytes: not whole pages
   EXPECT_NE(t.storage().allocator(), c10::GetCPUAllocator());
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data_ptr()) % (2 * kMiB), 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data_ptr()) % (2 * kHugeMiB), 0u);
   EXPECT_EQ(asks_for_huge_pages(t.data_ptr()), kernel_has_thp()) << vm_flags_at(t.data_ptr());
   t.fill_(1.5f);  // every byte is writable, the last one included
   EXPECT_EQ(t[-1].item<float>(), 1.5f);
@@ -91,15 +91,15 @@ TEST(HugePages, OnLargeTensorsGetAnAlignedMappingOfTheirOwnThatAsksForThem) {
 TEST(HugePages, OffLargeTensorsAndBlocksAreGlibcs) {
   Forced forced(HugePages::kOff);
   EXPECT_FALSE(huge_pages_choice().on);
-  const auto t = empty_large({5 * kMiB});
+  const auto t = empty_large({5 * kHugeMiB});
   EXPECT_EQ(t.storage().allocator(), c10::GetCPUAllocator());
-  const LargeBlock block = take_large(3 * kMiB);
+  const LargeBlock block = take_large(3 * kHugeMiB);
   EXPECT_FALSE(block.mapped);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(block.data) % (2 * kMiB), 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block.data) % (2 * kHugeMiB), 0u);
   EXPECT_FALSE(asks_for_huge_pages(block.data));
   give_large(block);
   set_huge_pages(HugePages::kOn);
-  const LargeBlock mapped = take_large(3 * kMiB);
+  const LargeBlock mapped = take_large(3 * kHugeMiB);
   EXPECT_TRUE(mapped.mapped);
   EXPECT_EQ(asks_for_huge_pages(mapped.data), kernel_has_thp());
   give_large(mapped);
@@ -112,7 +112,7 @@ TEST(HugePages, NoDtypeMeansTorchsDefaultDtype) {
   const caffe2::TypeMeta saved = torch::get_default_dtype();
   torch::set_default_dtype(caffe2::TypeMeta::Make<double>());
   Forced forced(HugePages::kOn);
-  const auto large = empty_large({kMiB});
+  const auto large = empty_large({kHugeMiB});
   const auto small = empty_large({10});
   Linear linear(LinearOptions(512, 1024));
   torch::set_default_dtype(saved);
@@ -120,7 +120,7 @@ TEST(HugePages, NoDtypeMeansTorchsDefaultDtype) {
   EXPECT_EQ(small.scalar_type(), torch::kDouble);
   EXPECT_EQ(linear->weight.scalar_type(), torch::kDouble);
   EXPECT_EQ(linear->bias.scalar_type(), torch::kDouble) << "as the small tensors torch::empty makes";
-  EXPECT_EQ(empty_large({kMiB}).scalar_type(), torch::kFloat);
+  EXPECT_EQ(empty_large({kHugeMiB}).scalar_type(), torch::kFloat);
 }
 
 TEST(HugePages, SmallTensorsAreTorchsOwn) {
@@ -145,7 +145,7 @@ TEST(HugePages, TheChoiceSaysWhy) {
     const std::string what = testing::error_of<Error>([] { huge_pages_choice(); });
     EXPECT_NE(what.find("GPT2_HUGE_PAGES must be on, off or auto"), std::string::npos) << what;
     EXPECT_NE(what.find("'" + value + "'"), std::string::npos) << what;
-    EXPECT_THROW(empty_large({kMiB}), Error) << "a large tensor meets the same error";
+    EXPECT_THROW(empty_large({kHugeMiB}), Error) << "a large tensor meets the same error";
     return;
   }
   const HugePagesChoice choice = huge_pages_choice();

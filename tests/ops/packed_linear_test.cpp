@@ -26,16 +26,16 @@ torch::Tensor dequantized(const cpu::PackedWeight& p) {
 
 // Sizes that are no multiple of the kernels' 16- and 32-wide steps, so the
 // tails run too; three input rows.
-struct Case {
+struct PackedCase {
   torch::Tensor x, w, b;
 };
-Case a_case() {
+PackedCase a_case() {
   torch::manual_seed(7);
   return {torch::randn({3, 77}), torch::randn({37, 77}) * 0.05, torch::randn({37})};
 }
 
 TEST(PackedLinear, Int8IsTheDequantizedProductAndWithinHalfAStepOfFloat32) {
-  const Case c = a_case();
+  const PackedCase c = a_case();
   const cpu::PackedWeight p = cpu::pack_weight(c.w, WeightFormat::kInt8);
   EXPECT_EQ(p.data.scalar_type(), torch::kInt8);
   EXPECT_EQ(p.bytes(), 37 * 77 + 37 * 4);
@@ -53,7 +53,7 @@ TEST(PackedLinear, Int8IsTheDequantizedProductAndWithinHalfAStepOfFloat32) {
 }
 
 TEST(PackedLinear, Bfloat16IsTheRoundedProductAndWithinItsRelativeStep) {
-  const Case c = a_case();
+  const PackedCase c = a_case();
   const cpu::PackedWeight p = cpu::pack_weight(c.w, WeightFormat::kBFloat16);
   EXPECT_EQ(p.data.scalar_type(), torch::kBFloat16);
   EXPECT_FALSE(p.scale.defined());
@@ -82,7 +82,7 @@ TEST(PackedLinear, BadWeightsAreRefusedAndFormatsNamed) {
 // after its weight changes, so the copy is never stale.
 TEST(PackedLinear, ALinearUsesItsCopyWithoutAutogradAndRepacksAfterAChange) {
   Linear lin(77, 37);
-  const Case c = a_case();
+  const PackedCase c = a_case();
   lin->set_weight_format(WeightFormat::kInt8);
   EXPECT_EQ(lin->weight_format(), WeightFormat::kInt8);
   EXPECT_EQ(lin->weight_bytes(), 37 * 77 + 37 * 4);

@@ -14,7 +14,7 @@
 namespace gpt2 {
 namespace {
 
-struct Case {
+struct GoldenCase {
   std::string name;
   std::string bytes;
   bool allow_special;
@@ -30,11 +30,11 @@ std::string from_hex(const std::string& hex) {
   return out;
 }
 
-const std::vector<Case>& golden() {
-  static const std::vector<Case> cases = [] {
+const std::vector<GoldenCase>& golden() {
+  static const std::vector<GoldenCase> cases = [] {
     const auto json = nlohmann::json::parse(
         test::read_bytes(test::test_dir() / "golden.json"));
-    std::vector<Case> out;
+    std::vector<GoldenCase> out;
     for (const auto& c : json.at("cases")) {
       out.push_back({c.at("name"),
                      c.contains("text") ? c.at("text").get<std::string>()
@@ -48,7 +48,7 @@ const std::vector<Case>& golden() {
 
 std::size_t count(const std::string& reference) {
   std::size_t n = 0;
-  for (const Case& c : golden()) n += c.reference == reference;
+  for (const GoldenCase& c : golden()) n += c.reference == reference;
   return n;
 }
 
@@ -58,7 +58,7 @@ TEST(Golden, CorpusHasBothKindsOfCases) {
 }
 
 TEST(Golden, ValidUtf8EncodesExactlyAsTiktoken) {
-  for (const Case& c : golden()) {
+  for (const GoldenCase& c : golden()) {
     if (c.reference != "tiktoken") continue;
     EXPECT_EQ(test::gpt2_tokenizer().encode(c.bytes, c.allow_special), c.ids)
         << c.name;
@@ -66,7 +66,7 @@ TEST(Golden, ValidUtf8EncodesExactlyAsTiktoken) {
 }
 
 TEST(Golden, InvalidUtf8EncodesAsSurrogateEscapedText) {
-  for (const Case& c : golden()) {
+  for (const GoldenCase& c : golden()) {
     if (c.reference != "surrogateescape") continue;
     EXPECT_EQ(test::gpt2_tokenizer().encode(c.bytes, c.allow_special), c.ids)
         << c.name;
@@ -74,7 +74,7 @@ TEST(Golden, InvalidUtf8EncodesAsSurrogateEscapedText) {
 }
 
 TEST(Golden, GoldenIdsDecodeToTheirText) {
-  for (const Case& c : golden()) {
+  for (const GoldenCase& c : golden()) {
     EXPECT_EQ(test::gpt2_tokenizer().decode(c.ids), c.bytes) << c.name;
   }
 }

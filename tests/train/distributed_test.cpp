@@ -141,7 +141,7 @@ TEST(Buckets, FillUpToTheCapInOrderAndABigTensorStandsAlone) {
 }
 
 TEST(TokenLoader, SkipLeavesTheStreamWhereNextWould) {
-  const std::string path = testing::TempDir() + "/skip_tokens.bin";
+  const std::string path = ::testing::TempDir() + "/skip_tokens.bin";
   const torch::Tensor ids = torch::arange(1000, torch::kInt16);
   std::ofstream(path, std::ios::binary).write(static_cast<const char*>(ids.data_ptr()), 2000);
   auto file = std::make_shared<const TokenFile>(path);

@@ -20,7 +20,7 @@ namespace {
 
 // The last line of `path` that holds more than blanks, cut to 200 bytes; ""
 // when there is none.
-std::string last_line(const std::string& path) {
+std::string last_line_of_file(const std::string& path) {
   std::ifstream in(path);
   std::string line, last;
   while (std::getline(in, line)) {
@@ -64,7 +64,7 @@ CappedRun run_capped(const std::string& command, int timeout_s) {
   const int status = ::pclose(pipe);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string last = last_line(err_path);
+  const std::string last = last_line_of_file(err_path);
   std::error_code ignored;
   std::filesystem::remove(err_path, ignored);
   const std::string quoted = last.empty() ? " (nothing on standard error)" : ": " + last;

@@ -18,7 +18,7 @@ std::string config_args(const GPTConfig& c, const BenchTrainFlags& f) {
 }
 
 // The last line of `text` that holds more than blanks.
-std::string last_line(const std::string& text) {
+std::string last_line_of(const std::string& text) {
   const size_t end = text.find_last_not_of(" \t\r\n");
   if (end == std::string::npos) return "";
   const size_t newline = text.rfind('\n', end);
@@ -43,7 +43,7 @@ PeerRun external_step(const std::string& command, int timeout_s, const std::stri
   PeerRun run;
   run.failure = capped.failure;
   if (!run.failure.empty()) return run;
-  const std::string line = last_line(capped.out);
+  const std::string line = last_line_of(capped.out);
   const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (line.empty() || json.is_discarded()) {
     run.failure = line.empty() ? "it printed nothing"
