@@ -256,6 +256,12 @@ void save_checkpoint(const std::string& path, const GPTImpl& model, const Traini
 
 GPTConfig read_checkpoint_config(const std::string& path) { return parse(path).config; }
 
+StateDict read_checkpoint_tensors(const std::string& path) {
+  Parsed p = parse(path);
+  if (!p.problems.empty()) throw_load_problems(path, p.problems);
+  return p.tensors;
+}
+
 void load_weights(const std::string& path, GPTImpl& model) {
   load_parsed(parse(path), path, model);
 }

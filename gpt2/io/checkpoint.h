@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "gpt2/io/model_source.h"
+#include "gpt2/io/state_dict.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
 
@@ -99,6 +100,10 @@ Checkpoint load_checkpoint_bytes(std::string_view bytes, const std::string& name
 
 /// The config stored in `path`.
 GPTConfig read_checkpoint_config(const std::string& path);
+
+/// The weights of checkpoint `path` as stored (every byte checked as
+/// load_checkpoint checks it), by nanoGPT name; names of one tensor share it.
+StateDict read_checkpoint_tensors(const std::string& path);
 
 /// Loads the weights in `path` into `model`. Everything is checked first:
 /// the architecture in the file's config, every expected name present, no

@@ -41,8 +41,10 @@ bool is_conv1d_weight(const std::string& name) {
   return false;
 }
 
-// nanoGPT's state dict from Hugging Face's tensors; lm_head is wte when absent.
-StateDict to_nanogpt(const SafetensorsContents& contents, std::vector<std::string>& problems) {
+// nanoGPT's state dict from Hugging Face's tensors; lm_head is wte when
+// absent, unless `as_stored`.
+StateDict to_nanogpt(const SafetensorsContents& contents, std::vector<std::string>& problems,
+                     bool as_stored = false) {
   StateDict out;
   for (const auto& [name, tensor] : contents.tensors) {
     const std::string key = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
@@ -61,7 +63,9 @@ StateDict to_nanogpt(const SafetensorsContents& contents, std::vector<std::strin
     if (!out.emplace(ours, t).second) problems.push_back(fmt::format("{} is stored twice", ours));
   }
   auto wte = out.find("transformer.wte.weight");
-  if (wte != out.end() && !out.count("lm_head.weight")) out["lm_head.weight"] = wte->second;
+  if (wte != out.end() && !out.count("lm_head.weight") && !as_stored) {
+    out["lm_head.weight"] = wte->second;
+  }
   return out;
 }
 
@@ -236,6 +240,13 @@ void save_safetensors(const std::string& path, const GPTImpl& model) {
   // last (a folder without it is refused by the reader).
   const std::string weights = safetensors_bytes(contents, fmt::format("safetensors file '{}'", paths.weights));
   write_files_atomically({{paths.weights, weights}, {paths.config, config}});
+}
+
+StateDict read_safetensors_tensors(const std::string& path) {
+  std::vector<std::string> problems;
+  StateDict tensors = to_nanogpt(read_safetensors(hf_paths(path).weights), problems, true);
+  if (!problems.empty()) throw_load_problems(path, problems);
+  return tensors;
 }
 
 }  // namespace gpt2

@@ -49,6 +49,12 @@ struct HfReadOptions {
   TORCH_ARG(Mmap, mmap) = Mmap::kOff;
 };
 
+/// The tensors of the Hugging Face GPT-2 at `path` (hf_paths) as stored, by
+/// nanoGPT name (Conv1D weights transposed to nanoGPT's layout),
+/// lm_head.weight only where the file holds one. CheckpointError listing
+/// the problems of names and shapes; FormatError for malformed bytes.
+StateDict read_safetensors_tensors(const std::string& path);
+
 /// Builds the model a Hugging Face GPT-2 describes: n_layer from the count
 /// of `h.N`, n_embd and vocab_size from wte, block_size from wpe, biases
 /// when present, n_head and the GELU from config.json (or `options`).

@@ -13,6 +13,7 @@
 #include "gpt2/file/read_file.h"
 #include "gpt2/io/checkpoint/zip_reader.h"
 #include "gpt2/io/checkpoint.h"
+#include "gpt2/io/detail/mapped_tensor.h"
 #include "gpt2/io/hf_gpt2.h"
 #include "gpt2/io/llmc.h"
 #include "gpt2/io/nanogpt.h"
@@ -126,6 +127,32 @@ LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& o
     throw FormatError(fmt::format("'{}': {}: weights that are not finite give NaN logits, so the "
                                   "model is refused (gpt2 inspect names them)", path,
                                   fmt::join(nonfinite, "; ")));
+  }
+  return out;
+}
+
+FileTensors read_model_tensors(const std::string& path, const ModelSourceOptions& options) {
+  FileTensors out;
+  out.format = options.format() ? *options.format() : detect_model_format(path);
+  switch (out.format) {
+    case ModelFormat::kCheckpoint:
+      out.tensors = read_checkpoint_tensors(path);
+      out.one_storage_possible = true;
+      break;
+    case ModelFormat::kSafetensors:
+      out.tensors = read_safetensors_tensors(path);
+      break;
+    case ModelFormat::kLlmc: {
+      require_regular_file(path);
+      const auto file = detail::model_file_bytes(path, Mmap::kOff);
+      out.tensors = parse_llmc(file.bytes, path).tensors;
+      out.tensors.erase("lm_head.weight");  // the format holds wte alone
+      break;
+    }
+    case ModelFormat::kNanoGPT:
+      out.tensors = read_nanogpt_tensors(path);
+      out.one_storage_possible = true;
+      break;
   }
   return out;
 }

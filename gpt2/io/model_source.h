@@ -154,6 +154,25 @@ struct LoadedModel {
 /// options.allow_nonfinite().
 LoadedModel load_model_file(const std::string& path, const ModelSourceOptions& options = {});
 
+/// A model file's tensors as the file stores them, for tools that judge
+/// the file rather than load it (`gpt2 inspect --audit-init`).
+struct FileTensors {
+  /// By nanoGPT name; lm_head.weight only where the file holds one, and
+  /// then sharing storage with transformer.wte.weight where the file does.
+  std::map<std::string, torch::Tensor> tensors;
+  /// The format read.
+  ModelFormat format = ModelFormat::kCheckpoint;
+  /// Whether the format can hold one tensor under two names (torch.save's
+  /// archives can: checkpoints and nanoGPT's ckpt.pt; safetensors and
+  /// llm.c files cannot).
+  bool one_storage_possible = false;
+};
+
+/// Reads the tensors of the model file `path` (any format, as
+/// load_model_file takes it) without building a model: no name, shape or
+/// tie is required of them, every byte is checked as the loaders check it.
+FileTensors read_model_tensors(const std::string& path, const ModelSourceOptions& options = {});
+
 /// load_model_file(path, options).model.
 GPT load_model(const std::string& path, const ModelSourceOptions& options = {});
 

@@ -92,29 +92,27 @@ StoredFields config_fields(const PValue* config, std::vector<std::string>& notes
 }
 // Reads the ckpt.pt `path` names from its `bytes` (of `file`, whose views
 // the tensors may take).
-NanoGPTCheckpoint read(const std::string& path, std::string_view bytes, detail::ModelFileBytes file,
-                       const NanoGPTReadOptions& options) {
-  const detail::TorchArchive archive(bytes, path, std::move(file), detail::ArchiveKind::kTorchSave);
-  const PValue& root = archive.root();
-  std::vector<std::string> problems;
-  NanoGPTCheckpoint out;
-  if (root.kind != Kind::kDict || !root.get("model") || !root.get("model_args")) {
-    std::vector<std::string> keys;
-    for (const auto& [key, v] : root.entries) keys.push_back("'" + key + "'");
-    throw CheckpointError(fmt::format(
-        "'{}' is a PyTorch pickle archive (Python's torch.save) but not a nanoGPT checkpoint: "
-        "it holds {}, not train.py's dict with 'model' and 'model_args'",
-        path,
-        root.kind != Kind::kDict ? "a " + root.describe()
-        : keys.empty()           ? std::string("an empty dict")
-                                 : fmt::format("a dict of {}", fmt::join(keys, ", "))));
-  }
-  const GPTConfig config = config_of(root.get("model_args"), problems);
-  const bool config_ok = problems.empty();
-  const PValue& model = *root.get("model");
+// Throws CheckpointError unless `root` is train.py's dict.
+void check_root(const PValue& root, const std::string& path) {
+  if (root.kind == Kind::kDict && root.get("model") && root.get("model_args")) return;
+  std::vector<std::string> keys;
+  for (const auto& [key, v] : root.entries) keys.push_back("'" + key + "'");
+  throw CheckpointError(fmt::format(
+      "'{}' is a PyTorch pickle archive (Python's torch.save) but not a nanoGPT checkpoint: "
+      "it holds {}, not train.py's dict with 'model' and 'model_args'",
+      path,
+      root.kind != Kind::kDict ? "a " + root.describe()
+      : keys.empty()           ? std::string("an empty dict")
+                               : fmt::format("a dict of {}", fmt::join(keys, ", "))));
+}
+
+// root['model']'s tensors by nanoGPT name (torch.compile's prefix dropped),
+// as stored: names of one storage share it. The causal-mask buffers of
+// torch < 2.0 are left out and named in `dropped`.
+StateDict model_tensors(const detail::TorchArchive& archive, const PValue& model,
+                        std::vector<std::string>& problems, std::set<std::string>& dropped) {
   if (model.kind != Kind::kDict || model.int_keys) problems.push_back("model is not a state dict");
   StateDict tensors;
-  std::set<std::string> dropped;
   for (const auto& [key, v] : model.entries) {
     std::string name = key.rfind(kCompiledPrefix, 0) == 0 ? key.substr(10) : key;
     if (v->kind != Kind::kTensor) {
@@ -138,6 +136,20 @@ NanoGPTCheckpoint read(const std::string& path, std::string_view bytes, detail::
                                      kCompiledPrefix));
     }
   }
+  return tensors;
+}
+
+NanoGPTCheckpoint read(const std::string& path, std::string_view bytes, detail::ModelFileBytes file,
+                       const NanoGPTReadOptions& options) {
+  const detail::TorchArchive archive(bytes, path, std::move(file), detail::ArchiveKind::kTorchSave);
+  const PValue& root = archive.root();
+  check_root(root, path);
+  std::vector<std::string> problems;
+  NanoGPTCheckpoint out;
+  const GPTConfig config = config_of(root.get("model_args"), problems);
+  const bool config_ok = problems.empty();
+  std::set<std::string> dropped;
+  StateDict tensors = model_tensors(archive, *root.get("model"), problems, dropped);
   if (!dropped.empty()) {
     out.notes.push_back(
         fmt::format("'{}': {} causal-mask buffers (attn.bias) dropped", path, dropped.size()));
@@ -185,6 +197,19 @@ NanoGPTCheckpoint load_nanogpt(const std::string& path, const NanoGPTReadOptions
   detail::ModelFileBytes file = detail::model_file_bytes(path, options.mmap());
   const std::string_view bytes = file.bytes;
   return read(path, bytes, std::move(file), options);
+}
+
+StateDict read_nanogpt_tensors(const std::string& path) {
+  require_regular_file(path);
+  detail::ModelFileBytes file = detail::model_file_bytes(path, Mmap::kOff);
+  const std::string_view bytes = file.bytes;
+  const detail::TorchArchive archive(bytes, path, std::move(file), detail::ArchiveKind::kTorchSave);
+  check_root(archive.root(), path);
+  std::vector<std::string> problems;
+  std::set<std::string> dropped;
+  StateDict tensors = model_tensors(archive, *archive.root().get("model"), problems, dropped);
+  if (!problems.empty()) throw_load_problems(path, problems);
+  return tensors;
 }
 
 NanoGPTCheckpoint load_nanogpt_bytes(std::string_view bytes, const std::string& name,

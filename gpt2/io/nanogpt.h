@@ -27,6 +27,7 @@
 
 #include "gpt2/fields/fields.h"
 #include "gpt2/io/model_source.h"
+#include "gpt2/io/state_dict.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2 {
@@ -93,6 +94,12 @@ inline constexpr const char* kCompiledPrefix = "_orig_mod.";
 /// does not fit a parameter). Causal-mask buffers (`attn.bias`, which
 /// nanoGPT keeps on torch < 2.0) are dropped.
 NanoGPTCheckpoint load_nanogpt(const std::string& path, const NanoGPTReadOptions& options = {});
+
+/// The tensors of nanoGPT's `ckpt.pt` at `path` as stored, by name
+/// (torch.compile's prefix dropped): lm_head.weight and transformer.wte.weight
+/// share storage where train.py's tie saved them so. CheckpointError for a
+/// file that is not train.py's dict or holds damaged tensors.
+StateDict read_nanogpt_tensors(const std::string& path);
 
 /// load_nanogpt of a file already in memory (`bytes`, which need not outlive
 /// the call; options.mmap() does not apply), through the same gate; `name`

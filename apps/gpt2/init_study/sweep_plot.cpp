@@ -43,15 +43,7 @@ void plot_init_profiles(const std::vector<InitProfile>& profiles, InitQuantity w
     const double lo = std::floor(y_min * 10) / 10 - 0.05, hi = std::ceil(y_max * 10) / 10 + 0.05;
     plwind(0, x_max + 1, lo, hi);
     plbox("bcgnst", 0, 0, "bcgt", 0, 0);
-    // PLplot labels a log axis at powers of ten only; a range inside one
-    // decade would show none, so 1, 2, 3, 5 and 7 of each are labelled by hand.
-    for (double decade = std::pow(10.0, std::floor(lo)); decade <= std::pow(10.0, hi); decade *= 10) {
-      for (double v : {decade, 2 * decade, 3 * decade, 5 * decade, 7 * decade}) {
-        const double y = std::log10(v);
-        if (y < lo || y > hi) continue;
-        plmtex("lv", 0.8, (y - lo) / (hi - lo), 1.0, fmt::format("{:g}", v).c_str());
-      }
-    }
+    label_log_y(lo, hi);
     pllab("block", what == InitQuantity::kResidualStd ? "std of the residual stream after the block"
                                                       : "gradient norm of the block's parameters",
           title.c_str());

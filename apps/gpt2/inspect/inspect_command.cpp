@@ -78,6 +78,7 @@ int report(const GPTImpl& model, std::ostream& out) {
 }
 
 int run_inspect(const InspectFlags& flags, std::ostream& out) {
+  if (!flags.audit.file.empty()) return run_audit(flags.audit, out);
   if (!flags.checkpoint.empty()) {
     GPT model{nullptr};
     std::vector<std::string> notes;
@@ -134,8 +135,21 @@ void add_inspect_command(CLI::App& app, int* rc) {
       "--checkpoint", flags->checkpoint,
       "Inspect this checkpoint: its tie, and the init checks on a fresh model of its config");
   checkpoint->check(CLI::ExistingPath)->excludes(save);
-  add_device_flag(*cmd, flags->device)->excludes(checkpoint);
+  CLI::Option* device = add_device_flag(*cmd, flags->device)->excludes(checkpoint);
   for (CLI::Option* option : model_options) checkpoint->excludes(option);
+  CLI::Option* audit = cmd->add_option(
+      "--audit-init", flags->audit.file,
+      "Audit this model file (any format) against GPT-2's init and tie: exit 0 follows, 1 "
+      "departs, 3 trained (init not judged), 2 unreadable");
+  audit->check(CLI::ExistingPath)->excludes(save)->excludes(checkpoint)->excludes(device);
+  for (CLI::Option* option : model_options) audit->excludes(option);
+  cmd->add_option("--scheme", flags->audit.scheme, "The scheme --audit-init holds the file to")
+      ->check(CLI::IsMember({"2n", "n", "none", "zero"}))
+      ->capture_default_str()
+      ->needs(audit);
+  cmd->add_option("--audit-plot", flags->audit.plot,
+                  "The depth profile's SVG (default NAME-init-audit.svg here; none: no picture)")
+      ->needs(audit);
   cmd->callback([flags, rc] { *rc = run_inspect(*flags, std::cout); });
 }
 

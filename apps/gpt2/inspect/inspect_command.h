@@ -8,6 +8,7 @@
 #include <string>
 
 #include "apps/gpt2/common/model_flags.h"
+#include "apps/gpt2/inspect/audit_report.h"
 #include "gpt2/model/gpt.h"
 
 namespace gpt2::app {
@@ -20,6 +21,8 @@ struct InspectFlags {
   std::string checkpoint;
   /// --device: where the built model is checked (cpu, cuda, cuda:N).
   std::string device = "cpu";
+  /// --audit-init FILE (with --scheme, --audit-plot): audit that file instead.
+  AuditFlags audit;
 };
 
 /// Prints `model`'s config, counts, runtime, init table and tie check to
@@ -29,7 +32,7 @@ int report(const GPTImpl& model, std::ostream& out);
 /// Builds the model `flags` describe, saves it if asked, and prints its
 /// report. With a checkpoint: loads it, checks the trained model's tie, and
 /// runs the init checks on a fresh model of its config. Returns report()'s
-/// code (1 if the loaded model's tie fails too).
+/// code (1 if the loaded model's tie fails too). With --audit-init: run_audit's.
 int run_inspect(const InspectFlags& flags, std::ostream& out);
 
 /// Registers `inspect` on `app`; its callback stores the exit code in `*rc`.

@@ -1,6 +1,9 @@
 #include "apps/gpt2/plot/svg_page.h"
 
+#include <fmt/format.h>
 #include <plplot.h>
+
+#include <cmath>
 
 #include "gpt2/file/atomic_file.h"
 
@@ -23,6 +26,16 @@ void draw_svg(const std::string& path, const char* geometry, const std::vector<R
     draw();
     plend();
   });
+}
+
+void label_log_y(double lo, double hi) {
+  for (double decade = std::pow(10.0, std::floor(lo)); decade <= std::pow(10.0, hi); decade *= 10) {
+    for (double v : {decade, 2 * decade, 3 * decade, 5 * decade, 7 * decade}) {
+      const double y = std::log10(v);
+      if (y < lo || y > hi) continue;
+      plmtex("lv", 0.8, (y - lo) / (hi - lo), 1.0, fmt::format("{:g}", v).c_str());
+    }
+  }
 }
 
 void draw_line_legend(const std::vector<LegendLine>& lines, int position, double x, double y,

@@ -21,6 +21,12 @@ struct Rgb {
 void draw_svg(const std::string& path, const char* geometry, const std::vector<Rgb>& series,
               const std::function<void()>& draw);
 
+/// Labels the left axis of the current viewport, whose y runs over log10
+/// values from `lo` to `hi`, at 1, 2, 3, 5 and 7 of each decade: PLplot
+/// labels a log axis at powers of ten only, and a range inside one decade
+/// would show none. Call inside draw_svg after plwind.
+void label_log_y(double lo, double hi);
+
 /// One entry of a legend of lines.
 struct LegendLine {
   std::string text;

@@ -19,7 +19,9 @@
 #include "gpt2/generate/scheduler.h"
 
 namespace gpt2::app {
-namespace {
+// Named, not anonymous: HttpServer::Impl derives from Routes, and a class
+// of external linkage may not have a base of internal linkage.
+namespace serve_routes {
 
 using nlohmann::json;
 
@@ -222,9 +224,9 @@ class Routes {
   std::atomic<bool> draining_{false};
 };
 
-}  // namespace
+}  // namespace serve_routes
 
-struct HttpServer::Impl : Routes {
+struct HttpServer::Impl : serve_routes::Routes {
   using Routes::Routes;
 };
 

@@ -57,3 +57,9 @@ int main() {
       .max_new_tokens(100).temperature(0.8).top_k(200).stop_token(50256),
       [&](size_t row, int64_t token) { std::cout << tok.decode_token(token); });
 }
+
+// docs/init.md: the init audit from C++.
+[[maybe_unused]] static void audit_the_init(gpt2::GPT model) {
+  const gpt2::InitAudit audit = gpt2::audit_init(*model);  // GPT-2's rule: 2n
+  if (!audit.ok()) for (const auto& finding : audit.findings) std::cerr << finding << "\n";
+}
