@@ -30,20 +30,34 @@ double z_of(const Moments& m, double sigma) {
 // What a drawn family's pooled numbers can be told apart as, by family.
 std::vector<Candidate> candidates(const std::string& family, const InitAuditOptions& o, int64_t n_layer) {
   const double s = o.std(), l = static_cast<double>(n_layer);
-  if (family == "wpe") return {{0.02, "0.02, nanoGPT's"}, {0.01, "0.01, GPT-2's TensorFlow code"}};
-  if (family == "attn.c_proj.weight" || family == "mlp.c_proj.weight") {
-    return {{s / std::sqrt(2 * l), "scaled by 1/sqrt(2*n_layer), GPT-2's rule"},
-            {s, "no residual scale"},
-            {s / std::sqrt(l), "scaled by 1/sqrt(n_layer) instead of 1/sqrt(2*n_layer)"},
-            {s / (2 * l), "the 1/sqrt(2*n_layer) scale applied twice"},
-            {s / l, "the 1/sqrt(n_layer) scale applied twice"}};
+  std::vector<Candidate> all;
+  if (family == "wpe") {
+    all = {{0.02, "0.02, nanoGPT's"}, {0.01, "0.01, GPT-2's TensorFlow code"}};
+  } else if (family == "attn.c_proj.weight" || family == "mlp.c_proj.weight") {
+    const double rule = audited_residual_std(o, n_layer);
+    all = {{rule, fmt::format("{:.6f}, the rule of scheme {}", rule, to_string(o.scheme()))},
+           {s / std::sqrt(2 * l), "scaled by 1/sqrt(2*n_layer), GPT-2's rule"},
+           {s, "no residual scale"},
+           {s / std::sqrt(l), "scaled by 1/sqrt(n_layer) instead of 1/sqrt(2*n_layer)"},
+           {s / (2 * l), "the 1/sqrt(2*n_layer) scale applied twice"},
+           {s / l, "the 1/sqrt(n_layer) scale applied twice"}};
+  } else if (family == "attn.c_attn.weight" || family == "mlp.c_fc.weight") {
+    all = {{s, fmt::format("{}, the rule", s)},
+           {s / std::sqrt(2 * l), "the residual scale 1/sqrt(2*n_layer) applied here too"},
+           {s / std::sqrt(l), "the residual scale 1/sqrt(n_layer) applied here too"}};
+  } else {
+    all = {{s, fmt::format("{}, the rule", s)}};
   }
-  if (family == "attn.c_attn.weight" || family == "mlp.c_fc.weight") {
-    return {{s, fmt::format("{}, the rule", s)},
-            {s / std::sqrt(2 * l), "the residual scale 1/sqrt(2*n_layer) applied here too"},
-            {s / std::sqrt(l), "the residual scale 1/sqrt(n_layer) applied here too"}};
+  // A value two names share (2 layers: 1/(2L) = 1/sqrt(2L)) keeps the first,
+  // the rule before any mistake.
+  std::vector<Candidate> out;
+  for (const Candidate& c : all) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Candidate& o2) {
+      return std::abs(o2.std - c.std) <= 1e-9 * std::max(o2.std, c.std);
+    });
+    if (c.std > 0 && !seen) out.push_back(c);
   }
-  return {{s, fmt::format("{}, the rule", s)}};
+  return out;
 }
 
 // A drawn family: the pooled and per-tensor tests against `sigma`, and the
@@ -72,7 +86,7 @@ FamilyAudit audit_drawn(const std::string& family, const Group& g, double sigma,
   double best = f.z_bound;
   for (const Candidate& c : cands) {
     const double z = c.std > 0 ? z_of(pooled, c.std) : INFINITY;
-    if (z <= best) best = z, f.diagnosis = c.name;
+    if (z < best) best = z, f.diagnosis = c.name;  // the first of equal ones
   }
   if (!f.ok) {
     const std::string where = worst_name.empty() ? "" : fmt::format(" (worst: {})", worst_name);

@@ -193,7 +193,9 @@ InitAudit audit_init(const std::map<std::string, torch::Tensor>& tensors,
       continue;
     }
     double sigma = is_residual ? residual : options.std();
-    if (family == "wpe") {  // either published choice, the nearer one
+    if (family == "wpe" && options.wpe_std()) {
+      sigma = *options.wpe_std();
+    } else if (family == "wpe") {  // either published choice, the nearer one
       const double s = detail::moments(g.members[0].second).std();
       sigma = std::abs(std::log(s / 0.02)) < std::abs(std::log(s / 0.01)) ? 0.02 : 0.01;
     }

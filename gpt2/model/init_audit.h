@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct InitAuditOptions {
   TORCH_ARG(ResidualScale, scheme) = ResidualScale::kTwoPerBlock;
   /// std of the Linear weights and of wte.
   TORCH_ARG(double, std) = 0.02;
+  /// std of wpe; unset: 0.02 (nanoGPT) or 0.01 (GPT-2's TensorFlow code),
+  /// whichever the file is nearer to.
+  TORCH_ARG(std::optional<double>, wpe_std) = std::nullopt;
   /// Whether the file could have held lm_head and wte as one storage (a
   /// torch.save archive can; safetensors and llm.c files cannot): equal
   /// copies fail where one storage was possible.

@@ -11,10 +11,10 @@
 #include <sstream>
 
 #include "apps/gpt2/export_command.h"
-#include "apps/gpt2/inspect/init_table.h"
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
+#include "gpt2/model/init_audit.h"
 #include "gpt2/runtime/runtime.h"
 #include "test_util.h"
 
@@ -78,63 +78,65 @@ TEST(Inspect, ReportExitsOneWhenACheckFails) {
   EXPECT_NE(out.str().find("SOME CHECKS FAILED"), std::string::npos) << out.str();
 }
 
-TEST(InitTable, FlagsAWronglyScaledProjection) {
+// inspect's init checks are the audit (gpt2::audit_init) against the
+// model's own config: a mistake in one tensor fails its family alone.
+const FamilyAudit& family_of(const InitAudit& a, const char* name) {
+  for (const auto& f : a.families) {
+    if (f.family == name) return f;
+  }
+  throw std::runtime_error(std::string("no family ") + name);
+}
+
+TEST(InspectInit, FlagsAWronglyScaledProjectionByName) {
   GPT model(small_flags().model.config());
   {
     torch::NoGradGuard no_grad;
     model->block(1)->attn->c_proj->weight.mul_(std::sqrt(2.0));  // the N = n_layer mistake
   }
-  bool found = false;
-  for (const InitRow& row : init_table(*model)) {
-    if (row.group == "attn.c_proj.weight") {
-      found = true;
-      EXPECT_FALSE(row.ok);
-      EXPECT_NEAR(row.worst, std::sqrt(2.0) - 1, 0.02);
-    } else {
-      EXPECT_TRUE(row.ok) << row.group;
-    }
-  }
-  EXPECT_TRUE(found);
+  std::ostringstream out;
+  EXPECT_EQ(report(*model, out), 1);
+  EXPECT_NE(out.str().find("finding   attn.c_proj.weight: "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("(worst: transformer.h.1.attn.c_proj.weight)"), std::string::npos)
+      << out.str();
+  const InitAudit a = audit_init(*model);
+  for (const auto& f : a.families) EXPECT_EQ(f.ok, f.family != "attn.c_proj.weight") << f.family;
 }
 
-// Under the zero scheme the projections are a constant group, expected
+// Under the zero scheme the projections are a constant family, expected
 // "= 0" and checked exactly: a fresh model passes, and one nonzero weight
-// fails its group alone.
-TEST(InitTable, ZeroSchemeChecksTheProjectionsAreExactlyZero) {
+// fails its family alone.
+TEST(InspectInit, ZeroSchemeChecksTheProjectionsAreExactlyZero) {
   auto flags = small_flags();
   flags.model.set("init_residual", "zero");
   std::ostringstream out;
   EXPECT_EQ(run_inspect(flags, out), 0) << out.str();
   EXPECT_NE(out.str().find("scheme zero (projections start at 0)"), std::string::npos) << out.str();
   GPT model(flags.model.config());
-  for (const InitRow& row : init_table(*model)) {
-    if (row.group == "attn.c_proj.weight" || row.group == "mlp.c_proj.weight") {
-      EXPECT_EQ(row.expected_std, 0.0);
-      EXPECT_EQ(row.measured_std, 0.0);
-      EXPECT_TRUE(row.ok);
-    }
-  }
+  const auto zero = InitAuditOptions().scheme(ResidualScale::kZero);
+  EXPECT_EQ(family_of(audit_init(*model, zero), "mlp.c_proj.weight").expected_std, 0.0);
+  EXPECT_TRUE(audit_init(*model, zero).ok());
   {
     torch::NoGradGuard no_grad;
     model->block(1)->mlp->c_proj->weight[0][5] = 1e-6;
   }
-  for (const InitRow& row : init_table(*model)) {
-    EXPECT_EQ(row.ok, row.group != "mlp.c_proj.weight") << row.group;
-  }
+  const InitAudit a = audit_init(*model, zero);
+  for (const auto& f : a.families) EXPECT_EQ(f.ok, f.family != "mlp.c_proj.weight") << f.family;
+  EXPECT_EQ(family_of(a, "mlp.c_proj.weight").off_values, 1);
 }
 
-TEST(InitTable, FlagsANonZeroBias) {
+TEST(InspectInit, FlagsANonZeroBias) {
   GPT model(small_flags().model.config());
   {
     torch::NoGradGuard no_grad;
     model->block(0)->mlp->c_fc->bias[3] = 1e-3;
   }
-  for (const InitRow& row : init_table(*model)) {
-    if (row.group == "Linear biases") {
-      EXPECT_FALSE(row.ok);
-      EXPECT_FLOAT_EQ(row.worst, 1e-3);
-    }
-  }
+  const InitAudit a = audit_init(*model);
+  const FamilyAudit& biases = family_of(a, "Linear biases");
+  EXPECT_FALSE(biases.ok);
+  EXPECT_EQ(biases.off_values, 1);
+  std::ostringstream out;
+  EXPECT_EQ(report(*model, out), 1);
+  EXPECT_NE(out.str().find("finding   Linear biases: 1 of "), std::string::npos) << out.str();
 }
 
 TEST(ExportCommand, ExportsACheckpointOrAFreshModel) {

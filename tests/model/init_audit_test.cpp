@@ -38,11 +38,11 @@ Tensors tensors_of(const GPTImpl& model) {
   return out;
 }
 
-const FamilyAudit& family(const InitAudit& a, const std::string& name) {
+const FamilyAudit& family(const InitAudit& a, const char* name) {
   for (const auto& f : a.families) {
     if (f.family == name) return f;
   }
-  throw std::runtime_error("no family " + name);
+  throw std::runtime_error(std::string("no family ") + name);
 }
 
 // Redraws every tensor whose name ends in `leaf` from N(0, std^2).
@@ -66,6 +66,12 @@ TEST(InitAudit, TheLibrarysOwnInitFollowsEachSchemeAtTwoAndTwelveLayers) {
       EXPECT_EQ(a.n_layer, layers);
       EXPECT_EQ(a.tie, TieForm::kOneTensor);
       EXPECT_EQ(family(a, "mlp.c_proj.weight").layer_std.size(), static_cast<size_t>(layers));
+      // Named as the rule, also where a mistake gives the same std (2
+      // layers: 1/(2L) = 1/sqrt(2L)).
+      if (scheme != ResidualScale::kZero) {
+        EXPECT_NE(family(a, "mlp.c_proj.weight").diagnosis.find("the rule of scheme " + to_string(scheme)),
+                  std::string::npos) << family(a, "mlp.c_proj.weight").diagnosis;
+      }
       // Held against GPT-2's rule, the other schemes depart (12 layers:
       // their projections' std differs by sqrt(2) at least).
       if (scheme != ResidualScale::kTwoPerBlock && layers == 12) {

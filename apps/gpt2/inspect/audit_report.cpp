@@ -43,6 +43,12 @@ std::string default_plot_path(const std::string& file) {
 
 }  // namespace
 
+void print_family_table(const InitAudit& audit, std::ostream& out) {
+  fmt::print(out, "  {:<19} {:>5} {:>12} {:>10} {:>10} {:>10} {:>7} {:>13}\n", "family", "count",
+             "elements", "mean", "std", "rule std", "ratio", "|z| / bound");
+  for (const FamilyAudit& f : audit.families) print_family(f, out);
+}
+
 int print_audit(const InitAudit& audit, const InitAuditOptions& options, const std::string& source,
                 std::ostream& out) {
   fmt::print(out, "rule      {}\n", rule_line(options, audit.n_layer));
@@ -58,9 +64,7 @@ int print_audit(const InitAudit& audit, const InitAuditOptions& options, const s
   }
   fmt::print(out, "verdict   a drawn family fails when |z| of its std or mean, pooled or of one "
                   "tensor, passes the bound (false alarm {:g} a family)\n", options.false_alarm());
-  fmt::print(out, "  {:<19} {:>5} {:>12} {:>10} {:>10} {:>10} {:>7} {:>13}\n", "family", "count",
-             "elements", "mean", "std", "rule std", "ratio", "|z| / bound");
-  for (const FamilyAudit& f : audit.families) print_family(f, out);
+  print_family_table(audit, out);
   for (const auto& finding : audit.findings) fmt::print(out, "finding   {}\n", finding);
   fmt::print(out, "result    {}: {}\n", source,
              audit.ok() ? "follows GPT-2's initialization and tie"

@@ -30,6 +30,11 @@ constexpr int kAuditDeparts = 1;
 /// and the tie holds (a broken tie is kAuditDeparts).
 constexpr int kAuditNotJudged = 3;
 
+/// Prints the audit's family table: a header line and one line per family
+/// (count, elements, mean, std, the rule's std, ratio, |z| and its bound,
+/// verdict, diagnosis).
+void print_family_table(const InitAudit& audit, std::ostream& out);
+
 /// Prints `audit` of `source` under `options` to `out`; returns the exit status.
 int print_audit(const InitAudit& audit, const InitAuditOptions& options, const std::string& source,
                 std::ostream& out);
