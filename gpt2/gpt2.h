@@ -9,7 +9,7 @@
 #include "gpt2/io/model_source.h"
 #include "gpt2/model/config.h"
 #include "gpt2/model/gpt.h"
-#include "gpt2/model/init_audit.h"
+#include "gpt2/audit/init_audit.h"
 #include "gpt2/runtime/device_line.h"
 #include "gpt2/runtime/runtime.h"
 #include "gpt2/text/tokenizer.h"

@@ -14,7 +14,7 @@
 #include "gpt2/io/checkpoint.h"
 #include "gpt2/error.h"
 #include "gpt2/model/gpt.h"
-#include "gpt2/model/init_audit.h"
+#include "gpt2/audit/init_audit.h"
 #include "gpt2/runtime/runtime.h"
 #include "test_util.h"
 

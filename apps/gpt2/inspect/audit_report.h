@@ -6,7 +6,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "gpt2/model/init_audit.h"
+#include "gpt2/audit/init_audit.h"
 
 namespace gpt2::app {
 

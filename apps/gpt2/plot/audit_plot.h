@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "gpt2/model/init_audit.h"
+#include "gpt2/audit/init_audit.h"
 
 namespace gpt2::app {
 

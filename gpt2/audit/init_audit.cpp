@@ -1,20 +1,21 @@
-#include "gpt2/model/init_audit.h"
+#include "gpt2/audit/init_audit.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
 
 #include "gpt2/error.h"
-#include "gpt2/model/family_audit.h"
+#include "gpt2/audit/family_audit.h"
 
 namespace gpt2 {
 namespace {
 
 using detail::Group;
 
-constexpr const char* kLayerPrefix = "transformer.h.";
+constexpr std::string_view kLayerPrefix = "transformer.h.";
 const std::vector<std::string> kLayerFamilies = {"attn.c_attn.weight", "attn.c_proj.weight",
                                                  "mlp.c_fc.weight", "mlp.c_proj.weight"};
 
@@ -28,8 +29,8 @@ std::string family_of(const std::string& name, int64_t* layer) {
   *layer = -1;
   std::string leaf = name;
   if (name.rfind(kLayerPrefix, 0) == 0) {
-    const size_t dot = name.find('.', 14);
-    const std::string digits = name.substr(14, dot == std::string::npos ? 0 : dot - 14);
+    const size_t start = kLayerPrefix.size(), dot = name.find('.', start);
+    const std::string digits = name.substr(start, dot == std::string::npos ? 0 : dot - start);
     if (digits.empty() || digits.size() > 6 ||
         !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return "";

@@ -2,7 +2,7 @@
 // library's own under each scheme, each known mistake made on purpose, the
 // tie's four forms, a trained model, and many seeds of a correct one.
 
-#include "gpt2/model/init_audit.h"
+#include "gpt2/audit/init_audit.h"
 
 #include <gtest/gtest.h>
 #include <torch/optim/adamw.h>

@@ -1,4 +1,4 @@
-#include "gpt2/model/family_audit.h"
+#include "gpt2/audit/family_audit.h"
 
 #include <fmt/format.h>
 

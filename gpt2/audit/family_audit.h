@@ -1,5 +1,5 @@
 #pragma once
-// The init audit's tests of one family of tensors (gpt2/model/init_audit.h):
+// The init audit's tests of one family of tensors (gpt2/audit/init_audit.h):
 // moments, the z-scores against a rule, the known mistakes a family's
 // numbers can be told apart as. Internal to the model layer.
 
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpt2/model/init_audit.h"
+#include "gpt2/audit/init_audit.h"
 
 namespace gpt2::detail {
 
